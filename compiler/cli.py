@@ -1,0 +1,152 @@
+"""The ``capc`` command line.
+
+Exit codes: 0 success; 1 the compilation was refused or failed (a stage policy
+refused an adjustment, the prompt does not fit, the contract cannot be projected);
+2 invalid input (usage, unknown stage or model, invalid YAML, unreadable metadata
+or messages). Errors go to stderr as one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+__all__ = ["main", "run"]
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+
+
+class _Fail(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metadata", metavar="PATH",
+                        help="OpenRouter models list (file path or file:// URL); "
+                             "default: the bundled seed catalog")
+    parser.add_argument("--models", metavar="PATH",
+                        help="models.yaml (default: ./models.yaml when present)")
+    parser.add_argument("--stages", metavar="PATH",
+                        help="stages.yaml (default: ./stages.yaml when present)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="capc",
+        description="Compile provider-neutral stage intent into OpenRouter requests "
+                    "each model supports, and report every adjustment.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    comp = sub.add_parser("compile", help="compile STAGE for MODEL and print the request",
+                          description="Compile STAGE for MODEL: print the request body, "
+                                      "then the adjustment report.")
+    comp.add_argument("stage", metavar="STAGE")
+    comp.add_argument("model", metavar="MODEL")
+    comp.add_argument("--messages", metavar="FILE|-",
+                      help="JSON list of chat messages (or {\"messages\": [...]}); - reads stdin")
+    _common(comp)
+    return parser
+
+
+def _default_path(given: str | None, name: str) -> Path | None:
+    if given is not None:
+        path = Path(given)
+        if not path.is_file():
+            raise _Fail(f"{given}: no such file", EXIT_INPUT)
+        return path
+    path = Path(name)
+    return path if path.is_file() else None
+
+
+def _load_registry(args: argparse.Namespace) -> Any:
+    from registry.resolver import Registry
+
+    return Registry.load(
+        metadata=args.metadata,
+        models=_default_path(args.models, "models.yaml"),
+        stages=_default_path(args.stages, "stages.yaml"),
+    )
+
+
+def _read_messages(spec: str | None) -> list[dict[str, Any]]:
+    if spec is None:
+        return []
+    where = "stdin" if spec == "-" else spec
+    try:
+        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
+        data = json.loads(text)
+    except OSError as exc:
+        raise _Fail(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
+    except json.JSONDecodeError as exc:
+        raise _Fail(f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}",
+                    EXIT_INPUT) from exc
+    if isinstance(data, dict) and "messages" in data:
+        data = data["messages"]
+    if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):
+        raise _Fail(f"{where}: expected a JSON list of messages, each an object with a 'role'",
+                    EXIT_INPUT)
+    return data
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from compiler.request import compile_request
+
+    messages = _read_messages(args.messages)
+    registry = _load_registry(args)
+    compiled = compile_request(args.stage, args.model, messages, registry=registry)
+    report = compiled.report
+    if args.json:
+        payload = {
+            "request": compiled.body,
+            "adjustments": [a.to_dict() for a in report.adjustments],
+            "report": report.to_dict(),
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(json.dumps(compiled.body, indent=2, ensure_ascii=False))
+        print()
+        print(report.to_text())
+    return EXIT_OK
+
+
+def _error_code(exc: Exception) -> int | None:
+    from compiler.errors import CompilerError, ContractError, ReplyValidationError
+    from registry.errors import RegistryError
+
+    if isinstance(exc, RegistryError | ContractError | ReplyValidationError):
+        return EXIT_INPUT
+    if isinstance(exc, CompilerError):
+        return EXIT_FAILED
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``capc`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    args = _parser().parse_args(argv)
+    commands = {"compile": _cmd_compile}
+    try:
+        return commands[args.command](args)
+    except _Fail as exc:
+        return _die(str(exc), exc.code)
+    except Exception as exc:
+        code = _error_code(exc)
+        if code is None:
+            raise
+        return _die(str(exc), code)
+
+
+def _die(message: str, code: int) -> int:
+    print(f"capc: error: {message}", file=sys.stderr)
+    return code
+
+
+def run() -> NoReturn:
+    """Console-script entry point: exit with :func:`main`'s code."""
+    sys.exit(main())

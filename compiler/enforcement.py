@@ -1,0 +1,117 @@
+"""Output enforcement: choose the strongest rung the model supports, project the schema.
+
+The ladder, strongest first (https://openrouter.ai/docs/guides/features/structured-outputs):
+
+* ``schema``: ``response_format: {type: json_schema, json_schema: {strict: true}}``,
+  needs ``response_format`` and ``structured_outputs`` in ``supported_parameters``
+  and a projection without blockers in the model's dialect;
+* ``json``: ``response_format: {type: json_object}`` (needs ``response_format``),
+  with the schema shown in the messages;
+* ``prompt``: the schema shown in the messages only.
+
+Whatever the rung, the instruction message is rendered from the very schema object
+that is enforced (or, below ``schema``, the one used for display), and the shown
+schema is parsed back out of the text and compared with the enforced one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from compiler.dialects import DIALECTS, get_dialect
+from compiler.draft import Draft
+from compiler.errors import CompilerError
+from compiler.instructions import extract_shown_schema, render_instructions
+from compiler.intent import CEILINGS
+from compiler.projection import Projection, project
+
+__all__ = ["apply_enforcement", "schema_sha256"]
+
+
+def schema_sha256(schema: Any) -> str:
+    """Return the hex SHA-256 of ``schema`` as compact JSON with sorted keys."""
+    text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
+    """Return ``(rung, why_not_stronger)`` for the model, under the stage ceiling."""
+    model = draft.model
+    start = CEILINGS.index(draft.intent.ceiling)
+    reasons = []
+    for rung in CEILINGS[start:]:
+        if rung == "schema":
+            missing = [p for p in ("response_format", "structured_outputs") if not model.supports(p)]
+            if missing:
+                reasons.append(f"schema needs {' and '.join(missing)} in supported_parameters")
+                continue
+            if strict is not None and strict.blockers:
+                reasons.append(f"the {strict.dialect} dialect cannot enforce this contract: "
+                               + "; ".join(strict.blockers))
+                continue
+            return rung, "; ".join(reasons)
+        if rung == "json":
+            if not model.supports("response_format"):
+                reasons.append("json mode needs response_format in supported_parameters")
+                continue
+            return rung, "; ".join(reasons)
+        return rung, "; ".join(reasons)
+    return "prompt", "; ".join(reasons)
+
+
+def apply_enforcement(draft: Draft) -> None:
+    """Choose the rung, project the contract, add ``response_format`` and the instructions.
+
+    Raises:
+        ProjectionError: the contract has an external ``$ref``, or the dialect is unknown.
+        CompilerError: the shown schema differs from the enforced one (a bug guard).
+    """
+    contract = draft.intent.contract
+    if contract is None:
+        draft.rung = "none"
+        return
+    model = draft.model
+    wants_strict = draft.intent.ceiling == "schema"
+    strict = project(contract, get_dialect(model.dialect)) if wants_strict else None
+    rung, why = _reachable(draft, strict)
+    draft.rung = rung
+    if rung != draft.intent.ceiling:
+        draft.adjust(
+            "output.downgraded",
+            "response_format",
+            draft.intent.ceiling,
+            rung,
+            f"nearest supported enforcement is {rung}: {why}",
+            model.parameter_evidence("structured_outputs" if wants_strict else "response_format"),
+        )
+    projection = strict if rung == "schema" and strict is not None else project(
+        contract, DIALECTS["json"]
+    )
+    draft.projection = projection
+    dialect_evidence = model.source_of("structured_output.dialect")
+    for change in projection.changes:
+        draft.adjust(
+            change.kind,
+            "schema:" + (change.pointer or "/"),
+            change.requested,
+            change.applied,
+            change.reason,
+            dialect_evidence if rung == "schema" else None,
+        )
+    text = render_instructions(projection, draft.intent.instructions)
+    draft.instructions = text
+    shown = extract_shown_schema(text, draft.intent.instructions)
+    if rung == "schema":
+        enforced = json.loads(projection.schema_json)
+        draft.params["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": contract.name, "strict": True, "schema": enforced},
+        }
+        if shown != enforced:
+            raise CompilerError("internal error: the schema shown differs from the one enforced")
+    elif rung == "json":
+        draft.params["response_format"] = {"type": "json_object"}
+    if shown != json.loads(projection.schema_json):
+        raise CompilerError("internal error: the instruction text does not carry the schema")

@@ -1,0 +1,96 @@
+"""Errors raised by :mod:`compiler`.
+
+Every error the compiler raises derives from :class:`CompilerError`. Errors from
+the registry (:class:`registry.RegistryError`) pass through unchanged::
+
+    CompilerError
+    ├── ContractError            a contract that cannot be imported or turned into a JSON Schema
+    ├── ProjectionError          a schema that cannot be projected (external $ref, policy "required")
+    ├── PromptTooLongError       the prompt alone does not fit in the model's context_length
+    ├── AdjustmentRefused        a stage policy says "refuse" for an adjustment kind (carries the report)
+    └── ReplyValidationError     a reply that does not satisfy the output contract (JSON paths, no values)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compiler.report import AdjustmentReport
+
+__all__ = [
+    "AdjustmentRefused",
+    "AdjustmentWarning",
+    "CompilerError",
+    "ContractError",
+    "ProjectionError",
+    "PromptTooLongError",
+    "ReplyValidationError",
+]
+
+
+class CompilerError(Exception):
+    """Root of every error raised by the compiler."""
+
+
+class ContractError(CompilerError):
+    """An output contract could not be loaded or converted to JSON Schema."""
+
+
+class ProjectionError(CompilerError):
+    """A contract's schema cannot be projected into the requested dialect.
+
+    Raised for an external ``$ref`` (always), and for any loss of enforcement
+    when the stage's output policy is ``required``.
+    """
+
+
+class PromptTooLongError(CompilerError):
+    """The estimated prompt tokens alone reach the model's ``context_length``.
+
+    Attributes:
+        prompt_tokens: the estimate, in tokens.
+        context_length: the model's context window, in tokens.
+    """
+
+    def __init__(self, message: str, *, prompt_tokens: int, context_length: int) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.context_length = context_length
+
+
+class AdjustmentRefused(CompilerError):
+    """A stage's adjustment policy is ``refuse`` for a kind that occurred.
+
+    Attributes:
+        report: the full adjustment report of the refused compilation.
+        kinds: the kinds that triggered the refusal.
+    """
+
+    def __init__(self, message: str, *, report: AdjustmentReport, kinds: Sequence[str]) -> None:
+        super().__init__(message)
+        self.report = report
+        self.kinds = tuple(kinds)
+
+
+class ReplyValidationError(CompilerError):
+    """A model reply that is not valid JSON or violates the output contract.
+
+    Attributes:
+        errors: ``(json_path, message)`` pairs, e.g. ``("$.items[0].qty", "Input should be
+            greater than 0")``. The offending values are never included.
+    """
+
+    def __init__(self, errors: Sequence[tuple[str, str]]) -> None:
+        self.errors: tuple[tuple[str, str], ...] = tuple(errors)
+        lines = "; ".join(f"{p}: {m}" for p, m in self.errors)
+        super().__init__(f"reply does not satisfy the output contract: {lines}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"errors": [{"path": ..., "message": ...}]}`` for JSON output."""
+        return {"errors": [{"path": p, "message": m} for p, m in self.errors]}
+
+
+class AdjustmentWarning(UserWarning):
+    """Issued for each adjustment whose kind a stage's policy sets to ``warn``."""

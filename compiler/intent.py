@@ -1,0 +1,77 @@
+"""Provider-neutral intent of one stage, as the compiler reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compiler.contract import OutputContract, load_contract
+
+if TYPE_CHECKING:
+    from registry.declarations import StageDecl
+
+__all__ = ["CEILINGS", "Intent"]
+
+#: Output enforcement rungs, strongest first: strict JSON Schema, JSON mode with the
+#: schema shown, schema shown in the prompt only.
+CEILINGS: tuple[str, ...] = ("schema", "json", "prompt")
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """What one pipeline operation needs, never naming a model or an API parameter.
+
+    Attributes:
+        stage: the stage name (used in reports).
+        contract: the output contract, or ``None`` for free text.
+        reasoning: requested effort (``none`` .. ``max``), or ``None`` to leave the
+            model's default untouched.
+        output_tokens: the answer budget in tokens (visible output), or ``None``.
+        sampling: ``(parameter, value)`` pairs in declaration order.
+        ceiling: strongest enforcement wanted: ``schema``, ``json`` or ``prompt``.
+        output_policy: ``auto`` (nearest supported, reported) or ``required`` (refuse
+            when the ceiling cannot be met).
+        policy: adjustment kind (or ``prefix.*``) -> ``report``, ``warn`` or ``refuse``.
+        instructions: template of the instruction message (must contain ``{schema}``),
+            or ``None`` for the built-in wording.
+        estimated_prompt_tokens: the caller's estimate of its own prompt, in tokens.
+    """
+
+    stage: str
+    contract: OutputContract | None = None
+    reasoning: str | None = None
+    output_tokens: int | None = None
+    sampling: tuple[tuple[str, Any], ...] = ()
+    ceiling: str = "schema"
+    output_policy: str = "auto"
+    policy: Mapping[str, str] = field(default_factory=dict)
+    instructions: str | None = None
+    estimated_prompt_tokens: int | None = None
+
+    @classmethod
+    def from_stage(cls, name: str, decl: StageDecl, *, base_dir: Path) -> Intent:
+        """Build the intent of a declared stage, importing its contract.
+
+        Args:
+            name: the stage name.
+            decl: the stage's stages.yaml declaration.
+            base_dir: directory that relative contract paths start from.
+
+        Raises:
+            ContractError: the contract does not import or has no JSON Schema.
+        """
+        contract = None if decl.contract is None else load_contract(decl.contract, base_dir=base_dir)
+        return cls(
+            stage=name,
+            contract=contract,
+            reasoning=decl.reasoning,
+            output_tokens=decl.output_tokens,
+            sampling=tuple(decl.sampling.items()),
+            ceiling=decl.output.ceiling,
+            output_policy=decl.output.policy,
+            policy=dict(decl.policy),
+            instructions=decl.instructions,
+            estimated_prompt_tokens=decl.estimated_prompt_tokens,
+        )

@@ -1,0 +1,184 @@
+"""Resolved capabilities of one model: frozen value objects with provenance.
+
+A :class:`ResolvedModel` is the result of merging every layer (built-in defaults,
+published metadata, models.yaml, stages.yaml); it is what the compiler reads. Each
+effective value can be explained through :meth:`ResolvedModel.source_of`.
+
+Units: every token count is in tokens (never characters); prices are USD per token
+as OpenRouter publishes them (https://openrouter.ai/docs/guides/overview/models).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+__all__ = [
+    "EFFORT_RANK",
+    "Provenance",
+    "ReasoningCaps",
+    "ResolvedModel",
+    "SamplingRules",
+]
+
+#: OpenRouter's effort vocabulary, ranked from no reasoning to the most
+#: (https://openrouter.ai/docs/guides/best-practices/reasoning-tokens).
+EFFORT_RANK: Mapping[str, int] = {
+    "none": 0,
+    "minimal": 1,
+    "low": 2,
+    "medium": 3,
+    "high": 4,
+    "xhigh": 5,
+    "max": 6,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where one effective value came from.
+
+    Attributes:
+        layer: ``default``, ``metadata``, ``endpoints``, ``models.yaml`` or ``stages.yaml``.
+        source: the file (with ``:line`` for YAML), URL, or ``bundled seed``.
+        field: the metadata field or YAML key path that holds the value.
+        fetched_at: when the metadata was fetched (ISO date or datetime); ``None`` for YAML.
+    """
+
+    layer: str
+    source: str
+    field: str
+    fetched_at: str | None = None
+
+    def __str__(self) -> str:
+        if self.layer == "default":
+            return f"built-in default ({self.field})"
+        if self.fetched_at:
+            return f"{self.layer} {self.field} ({self.source}, as of {self.fetched_at})"
+        return f"{self.source} ({self.field})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready mapping of the four attributes plus ``text``."""
+        return {
+            "layer": self.layer,
+            "source": self.source,
+            "field": self.field,
+            "fetched_at": self.fetched_at,
+            "text": str(self),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningCaps:
+    """How a model takes reasoning.
+
+    Attributes:
+        supported: the resolved ``supported_parameters`` list ``reasoning``.
+        can_disable: ``False`` when reasoning is mandatory (OpenRouter's
+            ``reasoning.mandatory``); effort ``none`` is then rejected.
+        efforts: accepted efforts in ascending order, or ``None`` when no list is
+            published or declared (any effort is sent as asked).
+        style: ``effort`` (send ``reasoning.effort``), ``budget`` (send
+            ``reasoning.max_tokens``) or ``toggle`` (send only ``reasoning.enabled``).
+        budget_min: smallest reasoning budget the model accepts, in tokens.
+        budget_max: largest reasoning budget, in tokens.
+        effort_budgets: reasoning tokens to reserve per effort, in tokens.
+        default_effort: the model's default effort when reasoning is enabled.
+    """
+
+    supported: bool
+    can_disable: bool
+    efforts: tuple[str, ...] | None
+    style: str
+    budget_min: int | None
+    budget_max: int | None
+    effort_budgets: Mapping[str, int]
+    default_effort: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingRules:
+    """Value rules for sampling parameters, beyond the bare supported list.
+
+    Attributes:
+        ranges: ``param -> (min, max)``; either bound may be ``None``.
+        fixed: ``param -> value`` the model accepts only.
+        mutually_exclusive: groups of parameters of which at most one may be sent.
+        unsupported_while_reasoning: parameters refused while reasoning is on.
+        fixed_while_reasoning: ``param -> value`` required while reasoning is on.
+        forced_unsupported: parameters models.yaml declares unsupported whatever
+            metadata says (``sampling.unsupported``).
+        forced_supported: parameters models.yaml declares supported
+            (``sampling.supported``).
+    """
+
+    ranges: Mapping[str, tuple[float | None, float | None]]
+    fixed: Mapping[str, Any]
+    mutually_exclusive: tuple[tuple[str, ...], ...]
+    unsupported_while_reasoning: frozenset[str]
+    fixed_while_reasoning: Mapping[str, Any]
+    forced_unsupported: frozenset[str] = frozenset()
+    forced_supported: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedModel:
+    """Everything the compiler may rely on for one model (and optionally one stage).
+
+    Attributes:
+        id: the OpenRouter model id, e.g. ``openai/gpt-4o-mini``.
+        supported_parameters: parameter names the serving endpoints accept.
+        context_length: context window in tokens, or ``None`` when unknown.
+        max_completion_tokens: largest completion in tokens, or ``None`` when unknown.
+        reasoning: reasoning controls.
+        sampling: sampling value rules.
+        dialect: the schema dialect name used for strict structured output.
+        provider: the default OpenRouter ``provider`` routing object (may be empty).
+        prompt_price: USD per prompt token, ``None`` when unknown.
+        completion_price: USD per completion token, ``None`` when unknown.
+        notes: free text from models.yaml.
+        declared_only: the model is absent from metadata and declared whole in YAML.
+        provenance: dotted capability path -> where its value came from.
+    """
+
+    id: str
+    supported_parameters: frozenset[str]
+    context_length: int | None
+    max_completion_tokens: int | None
+    reasoning: ReasoningCaps
+    sampling: SamplingRules
+    dialect: str
+    provider: Mapping[str, Any]
+    prompt_price: Decimal | None
+    completion_price: Decimal | None
+    notes: str | None
+    declared_only: bool
+    provenance: Mapping[str, Provenance] = field(default_factory=dict)
+
+    def supports(self, parameter: str) -> bool:
+        """Return whether ``parameter`` is in :attr:`supported_parameters`."""
+        return parameter in self.supported_parameters
+
+    def parameter_evidence(self, parameter: str) -> Provenance | None:
+        """Return why ``parameter`` is (or is not) sendable: the declaration or list that decided."""
+        if parameter in self.sampling.forced_unsupported:
+            return self.source_of("sampling.unsupported")
+        if parameter in self.sampling.forced_supported:
+            return self.source_of("sampling.supported")
+        return self.source_of("supported_parameters")
+
+    def source_of(self, path: str) -> Provenance | None:
+        """Return the provenance of a dotted path, or of its nearest recorded parent.
+
+        >>> # model.source_of("reasoning.budget_min") -> Provenance(layer="models.yaml", ...)
+        """
+        probe = path
+        while True:
+            found = self.provenance.get(probe)
+            if found is not None:
+                return found
+            if "." not in probe:
+                return None
+            probe = probe.rsplit(".", 1)[0]

@@ -1,0 +1,87 @@
+"""Deep merge of capability layers, keeping the provenance of every leaf.
+
+A *layer* is a nested mapping in the shape of a models.yaml entry (see
+``docs/configuration.md``) plus a function that names where each leaf came from.
+Layers merge in order, later winning: mappings merge key by key, lists and scalars
+replace, and the :data:`registry.yamlsource.UNSET` marker removes an inherited value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from registry.capabilities import Provenance
+from registry.yamlsource import UNSET
+
+__all__ = ["Layer", "merge_layers"]
+
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One source of capability values.
+
+    Attributes:
+        values: nested mapping in models.yaml entry shape; leaves may be ``UNSET``.
+        provenance: maps a leaf path (tuple of keys) to its :class:`Provenance`.
+    """
+
+    values: Mapping[str, Any]
+    provenance: Callable[[Path], Provenance]
+
+
+def _drop(prov: dict[str, Provenance], dotted: str) -> None:
+    prefix = dotted + "."
+    for key in [k for k in prov if k == dotted or k.startswith(prefix)]:
+        del prov[key]
+
+
+def _apply(
+    target: dict[str, Any],
+    values: Mapping[str, Any],
+    layer: Layer,
+    path: Path,
+    prov: dict[str, Provenance],
+) -> None:
+    for key, value in values.items():
+        here = (*path, key)
+        dotted = ".".join(here)
+        if value is UNSET:
+            target.pop(key, None)
+            _drop(prov, dotted)
+        elif isinstance(value, Mapping):
+            current = target.get(key)
+            if not isinstance(current, dict):
+                current = {}
+                target[key] = current
+                _drop(prov, dotted)
+            _apply(current, value, layer, here, prov)
+        else:
+            target[key] = list(value) if isinstance(value, list | tuple) else value
+            _drop(prov, dotted)
+            prov[dotted] = layer.provenance(here)
+
+
+def merge_layers(layers: Sequence[Layer]) -> tuple[dict[str, Any], dict[str, Provenance]]:
+    """Merge ``layers`` in order (later wins) and record each leaf's provenance.
+
+    Args:
+        layers: lowest precedence first.
+
+    Returns:
+        ``(values, provenance)``: the merged nested mapping, and dotted leaf path ->
+        :class:`Provenance` of the layer that set it.
+
+    >>> from registry.capabilities import Provenance
+    >>> p = lambda path: Provenance("default", "-", ".".join(path))
+    >>> merge_layers([Layer({"a": {"b": 1, "c": 2}}, p), Layer({"a": {"b": 3}}, p)])[0]
+    {'a': {'b': 3, 'c': 2}}
+    """
+    merged: dict[str, Any] = {}
+    prov: dict[str, Provenance] = {}
+    for layer in layers:
+        _apply(merged, layer.values, layer, (), prov)
+    return merged, prov

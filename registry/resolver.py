@@ -1,0 +1,371 @@
+"""The registry: metadata plus declarations, resolved per model and stage.
+
+:class:`Registry` holds one metadata :class:`~registry.catalog.Catalog` and the
+parsed models.yaml and stages.yaml, and resolves a model id (optionally for one
+stage) to a :class:`~registry.capabilities.ResolvedModel`. Layers merge in the
+order of ``docs/configuration.md``, later winning::
+
+    built-in defaults < published metadata < models.yaml globs (least specific first)
+    < models.yaml exact entry < stages.yaml per-stage, per-model overrides
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from registry.capabilities import (
+    EFFORT_RANK,
+    Provenance,
+    ReasoningCaps,
+    ResolvedModel,
+    SamplingRules,
+)
+from registry.catalog import Catalog, bundled_catalog, load_catalog
+from registry.declarations import (
+    ModelDecl,
+    ModelsFile,
+    StageDecl,
+    StagesFile,
+    decl_to_layer,
+    load_models_file,
+    load_stages_file,
+)
+from registry.errors import UnknownModelError, UnknownStageError, closest
+from registry.merge import Layer, merge_layers
+from registry.metadata import ModelInfo
+from registry.yamlsource import UNSET
+
+__all__ = ["DEFAULT_SAMPLING_RANGES", "Registry"]
+
+#: OpenRouter's documented parameter ranges, the defaults that models.yaml narrows
+#: (https://openrouter.ai/docs/api_reference/parameters).
+DEFAULT_SAMPLING_RANGES: Mapping[str, Mapping[str, float]] = {
+    "temperature": {"min": 0.0, "max": 2.0},
+    "top_p": {"min": 0.0, "max": 1.0},
+    "top_k": {"min": 0},
+    "min_p": {"min": 0.0, "max": 1.0},
+    "top_a": {"min": 0.0, "max": 1.0},
+    "frequency_penalty": {"min": -2.0, "max": 2.0},
+    "presence_penalty": {"min": -2.0, "max": 2.0},
+    "repetition_penalty": {"min": 0.0, "max": 2.0},
+}
+
+_DEFAULTS: Mapping[str, Any] = {
+    # When metadata publishes no list (OpenRouter data before 2025-05), only the
+    # length limit is assumed; everything else must be declared in models.yaml.
+    "supported_parameters": ["max_tokens"],
+    "reasoning": {"style": "effort", "can_disable": True},
+    "sampling": {"ranges": DEFAULT_SAMPLING_RANGES},
+    "structured_output": {"dialect": "openai-strict"},
+}
+
+# capability path -> the OpenRouter metadata field it is read from
+_METADATA_FIELDS: Mapping[str, str] = {
+    "supported_parameters": "supported_parameters",
+    "limits.context_length": "context_length",
+    "limits.max_completion_tokens": "top_provider.max_completion_tokens",
+    "reasoning.can_disable": "reasoning.mandatory",
+    "reasoning.efforts": "reasoning.supported_efforts",
+    "reasoning.default_effort": "reasoning.default_effort",
+    "pricing.prompt": "pricing.prompt",
+    "pricing.completion": "pricing.completion",
+}
+
+
+def _metadata_values(info: ModelInfo) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if info.supported_parameters is not None:
+        values["supported_parameters"] = list(info.supported_parameters)
+    limits: dict[str, Any] = {}
+    if info.context_length:
+        limits["context_length"] = info.context_length
+    top = info.top_provider
+    if top is not None and top.max_completion_tokens:
+        limits["max_completion_tokens"] = top.max_completion_tokens
+    if limits:
+        values["limits"] = limits
+    if info.reasoning is not None:
+        reasoning: dict[str, Any] = {"can_disable": not info.reasoning.mandatory}
+        if info.reasoning.supported_efforts is not None:
+            reasoning["efforts"] = list(info.reasoning.supported_efforts)
+        if info.reasoning.default_effort is not None:
+            reasoning["default_effort"] = info.reasoning.default_effort
+        values["reasoning"] = reasoning
+    pricing = info.pricing
+    if pricing is not None:
+        prices = {k: v for k, v in (("prompt", pricing.prompt), ("completion", pricing.completion))
+                  if v is not None}
+        if prices:
+            values["pricing"] = prices
+    return values
+
+
+def _specificity(pattern: str) -> int:
+    return sum(1 for ch in pattern if ch not in "*?[]")
+
+
+def _is_glob(key: str) -> bool:
+    return any(ch in key for ch in "*?[")
+
+
+@dataclass(eq=False)
+class Registry:
+    """Metadata plus declarations; resolves models per stage.
+
+    Attributes:
+        catalog: the metadata catalog in use (its ``describe()`` goes in every report).
+        models_file: parsed models.yaml, or ``None``.
+        stages_file: parsed stages.yaml, or ``None``.
+    """
+
+    catalog: Catalog
+    models_file: ModelsFile | None = None
+    stages_file: StagesFile | None = None
+    _cache: dict[tuple[str, str | None], ResolvedModel] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        metadata: str | Path | None = None,
+        models: str | Path | None = None,
+        stages: str | Path | None = None,
+    ) -> Registry:
+        """Load a registry from files.
+
+        Args:
+            metadata: an OpenRouter models list (file path or ``file://`` URL); ``None``
+                uses the bundled seed catalog.
+            models: path of models.yaml, or ``None`` for no declarations.
+            stages: path of stages.yaml, or ``None`` for no stages.
+
+        Raises:
+            MetadataError: the metadata file cannot be read or parsed.
+            DeclarationError: a YAML file is invalid (names file, line and key).
+        """
+        catalog = bundled_catalog() if metadata is None else load_catalog(metadata)
+        return cls(
+            catalog=catalog,
+            models_file=None if models is None else load_models_file(models),
+            stages_file=None if stages is None else load_stages_file(stages),
+        )
+
+    # -- stages -----------------------------------------------------------------
+
+    def stage_names(self) -> list[str]:
+        """Return the declared stage names in file order."""
+        return [] if self.stages_file is None else list(self.stages_file.stages)
+
+    def stage(self, name: str) -> StageDecl:
+        """Return the declaration of stage ``name``.
+
+        Raises:
+            UnknownStageError: no such stage (carries the closest names).
+        """
+        stages = {} if self.stages_file is None else self.stages_file.stages
+        try:
+            return stages[name]
+        except KeyError:
+            raise UnknownStageError(name, closest(name, stages)) from None
+
+    def stage_dir(self) -> Path:
+        """Return the directory contract paths in stages.yaml are relative to."""
+        if self.stages_file is None:
+            return Path.cwd()
+        return Path(self.stages_file.path).resolve().parent
+
+    # -- models -----------------------------------------------------------------
+
+    def known_ids(self) -> list[str]:
+        """Return every model id from metadata plus exact ids declared in models.yaml."""
+        ids = self.catalog.ids()
+        if self.models_file is not None:
+            ids += [k for k in self.models_file.models if not _is_glob(k) and k not in ids]
+        return ids
+
+    def resolve(self, model_id: str, stage: str | None = None) -> ResolvedModel:
+        """Resolve ``model_id`` (for ``stage`` when given) to its capabilities.
+
+        Args:
+            model_id: an OpenRouter model id such as ``anthropic/claude-sonnet-4.5``.
+            stage: a stage name whose per-model overrides apply, or ``None``.
+
+        Returns:
+            The merged, frozen capabilities with provenance for every value.
+
+        Raises:
+            UnknownModelError: the id is in no metadata source and not declared whole
+                (an exact models.yaml entry with ``supported_parameters``).
+            UnknownStageError: ``stage`` is not declared.
+        """
+        key = (model_id, stage)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._resolve(model_id, stage)
+            self._cache[key] = cached
+        return cached
+
+    def _yaml_layers(
+        self,
+        entries: Mapping[str, ModelDecl],
+        model_id: str,
+        file: ModelsFile | StagesFile,
+        base: tuple[str | int, ...],
+        layer_name: str,
+    ) -> list[Layer]:
+        matched = [k for k in entries if _is_glob(k) and fnmatch.fnmatchcase(model_id, k)]
+        order = {k: i for i, k in enumerate(entries)}
+        matched.sort(key=lambda k: (_specificity(k), order[k]))
+        if model_id in entries:
+            matched.append(model_id)
+        layers = []
+        for key in matched:
+            values = decl_to_layer(entries[key])
+            prefix = (*base, key)
+            for unset_path in file.unset_paths:
+                if tuple(unset_path[: len(prefix)]) == prefix:
+                    _put(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
+            layers.append(Layer(values, _yaml_provenance(file, prefix, layer_name)))
+        return layers
+
+    def _resolve(self, model_id: str, stage: str | None) -> ResolvedModel:
+        info = self.catalog.get(model_id)
+        models = {} if self.models_file is None else self.models_file.models
+        exact = models.get(model_id)
+        declared_whole = exact is not None and exact.supported_parameters is not None
+        stage_decl = None if stage is None else self.stage(stage)
+        if info is None and not declared_whole:
+            overrides = {} if stage_decl is None else stage_decl.overrides
+            stage_exact = overrides.get(model_id)
+            if stage_exact is None or stage_exact.supported_parameters is None:
+                raise UnknownModelError(model_id, closest(model_id, self.known_ids()))
+
+        layers = [Layer(_DEFAULTS, _default_provenance)]
+        if info is not None:
+            layers.append(Layer(_metadata_values(info), self._metadata_provenance()))
+        if self.models_file is not None:
+            layers += self._yaml_layers(
+                models, model_id, self.models_file, ("models",), "models.yaml"
+            )
+        if stage_decl is not None and self.stages_file is not None and stage is not None:
+            layers += self._yaml_layers(
+                stage_decl.overrides,
+                model_id,
+                self.stages_file,
+                ("stages", stage, "overrides"),
+                "stages.yaml",
+            )
+        merged, provenance = merge_layers(layers)
+        return _build(model_id, merged, provenance, declared_only=info is None)
+
+    def _metadata_provenance(self) -> Callable[[tuple[str, ...]], Provenance]:
+        catalog = self.catalog
+
+        def provenance(path: tuple[str, ...]) -> Provenance:
+            dotted = ".".join(path)
+            return Provenance(
+                layer="metadata",
+                source=catalog.source,
+                field=_METADATA_FIELDS.get(dotted, dotted),
+                fetched_at=catalog.fetched_at,
+            )
+
+        return provenance
+
+
+def _put(values: dict[str, Any], path: list[str], value: Any) -> None:
+    node = values
+    for part in path[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    if path:
+        node[path[-1]] = value
+
+
+def _default_provenance(path: tuple[str, ...]) -> Provenance:
+    return Provenance(layer="default", source="capability-compiler", field=".".join(path))
+
+
+def _yaml_provenance(
+    file: ModelsFile | StagesFile, prefix: tuple[str | int, ...], layer: str
+) -> Callable[[tuple[str, ...]], Provenance]:
+    name = Path(file.path).name
+
+    def provenance(path: tuple[str, ...]) -> Provenance:
+        full = (*prefix, *path)
+        line, _ = file.document.locate(full)
+        where = name if line is None else f"{name}:{line}"
+        return Provenance(layer=layer, source=where, field=".".join(str(p) for p in full))
+
+    return provenance
+
+
+def _ordered_efforts(values: Any) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    unique = {str(v) for v in values if str(v) in EFFORT_RANK}
+    return tuple(sorted(unique, key=EFFORT_RANK.__getitem__))
+
+
+def _build(
+    model_id: str, merged: Mapping[str, Any], provenance: Mapping[str, Provenance], *,
+    declared_only: bool,
+) -> ResolvedModel:
+    sampling = merged.get("sampling", {})
+    forced_off = frozenset(sampling.get("unsupported", ()))
+    forced_on = frozenset(sampling.get("supported", ()))
+    supported = (frozenset(merged.get("supported_parameters", ())) - forced_off) | forced_on
+    reasoning = merged.get("reasoning", {})
+    limits = merged.get("limits", {})
+    while_reasoning = sampling.get("while_reasoning", {})
+    ranges = {
+        name: (bounds.get("min"), bounds.get("max"))
+        for name, bounds in sampling.get("ranges", {}).items()
+    }
+    pricing = merged.get("pricing", {})
+    return ResolvedModel(
+        id=model_id,
+        supported_parameters=supported,
+        context_length=limits.get("context_length"),
+        max_completion_tokens=limits.get("max_completion_tokens"),
+        reasoning=ReasoningCaps(
+            supported="reasoning" in supported,
+            can_disable=bool(reasoning.get("can_disable", True)),
+            efforts=_ordered_efforts(reasoning.get("efforts")),
+            style=str(reasoning.get("style", "effort")),
+            budget_min=reasoning.get("budget_min"),
+            budget_max=reasoning.get("budget_max"),
+            effort_budgets=dict(reasoning.get("effort_budgets", {})),
+            default_effort=reasoning.get("default_effort"),
+        ),
+        sampling=SamplingRules(
+            ranges=ranges,
+            fixed=dict(sampling.get("fixed", {})),
+            mutually_exclusive=tuple(tuple(g) for g in sampling.get("mutually_exclusive", ())),
+            unsupported_while_reasoning=frozenset(while_reasoning.get("unsupported", ())),
+            fixed_while_reasoning=dict(while_reasoning.get("fixed", {})),
+            forced_unsupported=forced_off,
+            forced_supported=forced_on,
+        ),
+        dialect=str(merged.get("structured_output", {}).get("dialect", "openai-strict")),
+        provider=dict(merged.get("provider", {})),
+        prompt_price=_decimal(pricing.get("prompt")),
+        completion_price=_decimal(pricing.get("completion")),
+        notes=merged.get("notes"),
+        declared_only=declared_only,
+        provenance=dict(provenance),
+    )
+
+
+def _decimal(value: Any) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
