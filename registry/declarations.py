@@ -81,7 +81,8 @@ _SAMPLING_KINDS: Final = {
 SAMPLING_PARAMETERS: Final[tuple[str, ...]] = tuple(_SAMPLING_KINDS)
 """Sampling parameters as OpenRouter names them."""
 PARAMETERS: Final[tuple[str, ...]] = (
-    *SAMPLING_PARAMETERS[:8], "max_tokens", "max_completion_tokens", "logit_bias", "logprobs",
+    "temperature", "top_p", "top_k", "min_p", "top_a", "frequency_penalty", "presence_penalty",
+    "repetition_penalty", "max_tokens", "max_completion_tokens", "logit_bias", "logprobs",
     "top_logprobs", "prediction", "seed", "response_format", "structured_outputs", "stop",
     "tools", "tool_choice", "parallel_tool_calls", "include_reasoning", "reasoning",
     "reasoning_effort", "web_search_options", "verbosity",
@@ -167,24 +168,25 @@ def _check_value(name: str, value: Any, *at: str | int) -> None:
     ok = not isinstance(value, bool) and (
         (kind == "number" and isinstance(value, int | float))
         or (kind == "integer" and isinstance(value, int))
-        or (kind == "stop" and (isinstance(value, str) or isinstance(value, list)))
+        or (kind == "stop" and isinstance(value, str | list))
     )
     if not ok:
         want = {"number": "a number", "integer": "an integer", "stop": "a string or list"}[kind]
         raise _problem(f"{name} takes {want}; got {value!r}", *at)
 
 
-def _check_fixed(fixed: dict[str, Any] | None, field: str) -> dict[str, Any] | None:
+def _check_fixed(fixed: dict[str, Any] | None) -> dict[str, Any] | None:
     for name, value in (fixed or {}).items():
-        _check_value(name, value, field, name)
+        _check_value(name, value, name)
     return fixed
 
 
-def _no_duplicates(items: list[str] | None, field: str) -> None:
+def _no_duplicates(items: list[str] | None, *at: str | int) -> None:
+    """Refuse a repeated item; ``at`` is the list's location below the validated field."""
     seen: set[str] = set()
     for index, item in enumerate(items or ()):
         if item in seen:
-            raise _problem(f"{item!r} is listed twice", field, index)
+            raise _problem(f"{item!r} is listed twice", *at, index)
         seen.add(item)
 
 
@@ -215,7 +217,7 @@ class ReasoningDecl(_Decl):
     @field_validator("efforts")
     @classmethod
     def _sort_efforts(cls, efforts: list[str] | None) -> list[str] | None:
-        _no_duplicates(efforts, "efforts")
+        _no_duplicates(efforts)
         return None if efforts is None else sorted(efforts, key=EFFORTS.index)
 
     @model_validator(mode="after")
@@ -265,7 +267,10 @@ class ReasoningSamplingDecl(_Decl):
     fixed: dict[SamplingName, Scalar] | None = None
     """Parameters that must take this value while reasoning."""
 
-    _fixed = field_validator("fixed")(classmethod(lambda cls, v: _check_fixed(v, "fixed")))
+    @field_validator("fixed")
+    @classmethod
+    def _fixed_values(cls, fixed: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _check_fixed(fixed)
 
 
 class SamplingDecl(_Decl):
@@ -284,7 +289,10 @@ class SamplingDecl(_Decl):
     while_reasoning: ReasoningSamplingDecl | None = None
     """Extra rules while reasoning is on."""
 
-    _fixed = field_validator("fixed")(classmethod(lambda cls, v: _check_fixed(v, "fixed")))
+    @field_validator("fixed")
+    @classmethod
+    def _fixed_values(cls, fixed: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _check_fixed(fixed)
 
     @model_validator(mode="after")
     def _consistent(self) -> SamplingDecl:
@@ -294,8 +302,7 @@ class SamplingDecl(_Decl):
             if name in (self.unsupported or ()):
                 raise _problem(f"{name!r} is both supported and unsupported", "supported", index)
         for index, group in enumerate(self.mutually_exclusive or ()):
-            _no_duplicates(group, "mutually_exclusive")  # location: the list, close enough
-            del index
+            _no_duplicates(group, "mutually_exclusive", index)
         return self
 
 
@@ -392,7 +399,7 @@ class ModelDecl(_Decl):
     @field_validator("supported_parameters")
     @classmethod
     def _unique(cls, names: list[str] | None) -> list[str] | None:
-        _no_duplicates(names, "supported_parameters")
+        _no_duplicates(names)
         return names
 
 
@@ -477,7 +484,7 @@ class StageDecl(_Decl):
     @field_validator("models")
     @classmethod
     def _unique(cls, models: list[str]) -> list[str]:
-        _no_duplicates(models, "models")  # noqa: RUF100
+        _no_duplicates(models)
         return models
 
 
@@ -493,3 +500,350 @@ class _StagesDocument(_Decl):
 
     stages: dict[StageName, StageDecl]
     """Stage name -> intent."""
+
+
+@dataclass(frozen=True)
+class ModelsFile:
+    """A validated models.yaml.
+
+    Attributes:
+        path: the file, as given.
+        document: the raw document, for positions (``document.locate(path)``).
+        models: key (exact id or glob) -> declaration, in file order.
+        unset_paths: key paths (from the root, e.g. ``("models", "openai/*", "notes")``)
+            whose value was ``unset``.
+    """
+
+    path: str
+    document: YamlDocument
+    models: Mapping[str, ModelDecl]
+    unset_paths: frozenset[KeyPath]
+
+
+@dataclass(frozen=True)
+class StagesFile:
+    """A validated stages.yaml.
+
+    Attributes:
+        path: the file, as given; relative contract paths are relative to its directory.
+        document: the raw document, for positions.
+        stages: stage name -> intent, in file order.
+        unset_paths: key paths whose value was ``unset``.
+    """
+
+    path: str
+    document: YamlDocument
+    stages: Mapping[str, StageDecl]
+    unset_paths: frozenset[KeyPath]
+
+
+def load_models_file(path: str | Path) -> ModelsFile:
+    """Load and validate a models.yaml.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The validated declarations with positions and ``unset`` paths.
+
+    Raises:
+        DeclarationError: the file is unreadable, not valid YAML, or breaks the schema.
+            With several problems, the message lists each on its own line.
+    """
+    doc, parsed, unset = _load(path, "models", _ModelsDocument)
+    assert isinstance(parsed, _ModelsDocument)
+    return ModelsFile(str(path), doc, parsed.models, unset)
+
+
+def load_stages_file(path: str | Path) -> StagesFile:
+    """Load and validate a stages.yaml.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The validated stages with positions and ``unset`` paths.
+
+    Raises:
+        DeclarationError: the file is unreadable, not valid YAML, or breaks the schema.
+            With several problems, the message lists each on its own line.
+    """
+    doc, parsed, unset = _load(path, "stages", _StagesDocument)
+    assert isinstance(parsed, _StagesDocument)
+    return StagesFile(str(path), doc, parsed.stages, unset)
+
+
+def decl_to_layer(decl: BaseModel) -> dict[str, Any]:
+    """Return a declaration's declared values as nested dicts (``None`` fields left out).
+
+    Python values are kept (``Decimal`` prices stay ``Decimal``).
+
+    >>> decl_to_layer(ModelDecl(limits=LimitsDecl(context_length=8192)))
+    {'limits': {'context_length': 8192}}
+    """
+    return decl.model_dump(exclude_none=True)
+
+
+def models_json_schema() -> dict[str, Any]:
+    """Return the JSON Schema (Draft 2020-12) of models.yaml, for editors.
+
+    >>> models_json_schema()["required"]
+    ['models']
+    """
+    return _publish(_ModelsDocument, "models.yaml")
+
+
+def stages_json_schema() -> dict[str, Any]:
+    """Return the JSON Schema (Draft 2020-12) of stages.yaml, for editors.
+
+    >>> stages_json_schema()["required"]
+    ['stages']
+    """
+    return _publish(_StagesDocument, "stages.yaml")
+
+
+def _load(
+    path: str | Path, top: str, root: type[_Decl]
+) -> tuple[YamlDocument, _Decl, frozenset[KeyPath]]:
+    doc = load_yaml(path, top)
+    unset: list[KeyPath] = []
+    data = _strip_unset(doc.data, (), unset)
+    problems = [p for key in unset if (p := _check_unset_key(doc, root, key)) is not None]
+    try:
+        parsed = root.model_validate(data)
+    except ValidationError as exc:
+        problems += _problems(doc, root, exc)
+        parsed = None
+    if problems:
+        problems.sort(key=lambda p: (p.line or 0, p.column or 0))
+        if len(problems) == 1:
+            raise problems[0]
+        first = problems[0]
+        listing = "\n".join(f"  {p}" for p in problems)
+        raise DeclarationError(
+            f"{len(problems)} problems:\n{listing}",
+            file=first.file,
+            line=first.line,
+            column=first.column,
+        )
+    assert parsed is not None
+    return doc, parsed, frozenset(unset)
+
+
+def _strip_unset(data: Any, path: KeyPath, found: list[KeyPath]) -> Any:
+    """Copy ``data`` without its ``unset`` mapping values, appending their paths to ``found``."""
+    if isinstance(data, dict):
+        out = {}
+        for key, value in data.items():
+            if value is UNSET:
+                found.append((*path, key))
+            else:
+                out[key] = _strip_unset(value, (*path, key), found)
+        return out
+    if isinstance(data, list):
+        return [_strip_unset(item, (*path, i), found) for i, item in enumerate(data)]
+    return data
+
+
+def _check_unset_key(
+    doc: YamlDocument, root: type[_Decl], path: KeyPath
+) -> DeclarationError | None:
+    """Check that the key of an ``unset`` entry is a valid key at its place."""
+    parent = _type_at(root, path[:-1])
+    key = path[-1]
+    model = _model_class(parent)
+    if model is not None:
+        if key in model.model_fields:
+            return None
+        return doc.error(_unknown_key(str(key), model), path)
+    args = get_args(_dict_type(parent)) if parent is not None else ()
+    if len(args) == 2:
+        try:
+            TypeAdapter(args[0]).validate_python(key, strict=True)
+        except ValidationError as exc:
+            return doc.error(_message(exc.errors()[0], None), path)
+    return None
+
+
+def _arms(tp: Any) -> tuple[Any, ...]:
+    """Union members of ``tp`` (itself when not a union), Annotated metadata dropped."""
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    args = get_args(tp)
+    if args and get_origin(tp) not in (dict, list, Literal):
+        return tuple(a for arm in args for a in _arms(arm))
+    return (tp,)
+
+
+def _model_class(tp: Any) -> type[BaseModel] | None:
+    for arm in _arms(tp):
+        if isinstance(arm, type) and issubclass(arm, BaseModel):
+            return arm
+    return None
+
+
+def _dict_type(tp: Any) -> Any:
+    return next((arm for arm in _arms(tp) if get_origin(arm) is dict), None)
+
+
+def _type_at(root: Any, path: KeyPath) -> Any:
+    """The declared type at ``path`` below ``root``, or ``None`` when the path leaves the schema."""
+    tp = root
+    for key in path:
+        model = _model_class(tp)
+        if model is not None and isinstance(key, str) and key in model.model_fields:
+            tp = model.model_fields[key].annotation
+            continue
+        container = _dict_type(tp) if isinstance(key, str) else None
+        if container is None and isinstance(key, int):
+            container = next((a for a in _arms(tp) if get_origin(a) is list), None)
+        if container is None:
+            return None
+        tp = get_args(container)[-1]
+    return tp
+
+
+def _unknown_key(key: str, model: type[BaseModel]) -> str:
+    names = list(model.model_fields)
+    hint = closest(key, names)
+    if hint:
+        return f"unknown key {key!r}; did you mean {hint[0]!r}?"
+    return f"unknown key {key!r}; expected one of {', '.join(names)}"
+
+
+def _data_path(data: Any, err: ErrorDetails) -> KeyPath:
+    """Turn a pydantic error location into a path of keys that exist in the YAML data.
+
+    Union member tags and validator internals are skipped; a custom error's ``at``
+    and a missing key's name are appended.
+    """
+    path: list[str | int] = []
+    node = data
+    for part in err["loc"]:
+        if part == "[key]":
+            break
+        in_dict = isinstance(node, dict) and part in node
+        if not (in_dict or (isinstance(node, list) and isinstance(part, int) and part < len(node))):
+            continue
+        node = node[part]
+        path.append(part)
+    path.extend(err.get("ctx", {}).get("at", ()))
+    if err["type"] == "missing":
+        path.append(err["loc"][-1])
+    return tuple(path)
+
+
+_NOUNS: Final = {
+    "int_type": "an integer", "float_type": "a number", "string_type": "a string",
+    "bool_type": "true or false", "dict_type": "a mapping", "model_type": "a mapping",
+    "model_attributes_type": "a mapping", "list_type": "a list", "decimal_type": "a number",
+    "decimal_parsing": "a decimal number", "none_required": "null",
+}  # fmt: skip
+_BOUNDS: Final = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="),
+                  "less_than": ("lt", "<"), "less_than_equal": ("le", "<=")}  # fmt: skip
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"number {value}"
+    if isinstance(value, str):
+        return f"string {value!r}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value}"
+
+
+def _expected(err: ErrorDetails) -> str | None:
+    """What a type or choice error wanted, as a noun phrase."""
+    if err["type"] == "literal_error":
+        return "one of " + ", ".join(re.findall(r"'([^']*)'", err.get("ctx", {})["expected"]))
+    return _NOUNS.get(err["type"])
+
+
+def _message(err: ErrorDetails, parent: Any) -> str:
+    kind, got, ctx = err["type"], err["input"], err.get("ctx", {})
+    if got is UNSET:
+        return "'unset' is only allowed as a mapping value, not as a list item"
+    if kind == "declaration":
+        return str(ctx["detail"])
+    if kind == "extra_forbidden":
+        model = _model_class(parent)
+        key = str(err["loc"][-1])
+        return _unknown_key(key, model) if model else f"unknown key {key!r}"
+    if kind == "missing":
+        return f"missing required key {err['loc'][-1]!r}"
+    if kind in _BOUNDS:
+        name, sign = _BOUNDS[kind]
+        return f"must be {sign} {ctx[name]}; got {_describe(got)}"
+    if kind == "too_short":
+        return f"needs at least {ctx['min_length']} items; got {ctx['actual_length']}"
+    if kind == "string_pattern_mismatch":
+        return f"{_describe(got)} does not match the pattern {ctx['pattern']}"
+    expected = _expected(err)
+    if expected is None:
+        return f"{err['msg']}; got {_describe(got)}"
+    message = f"expected {expected}; got {_describe(got)}"
+    if kind == "literal_error" and isinstance(got, str):
+        hint = closest(got, re.findall(r"'([^']*)'", ctx["expected"]))
+        message += f" (did you mean {hint[0]!r}?)" if hint else ""
+    return message
+
+
+def _problems(doc: YamlDocument, root: type[_Decl], exc: ValidationError) -> list[DeclarationError]:
+    """One error per offending location; alternatives of a union are merged into one."""
+    groups: dict[KeyPath, list[ErrorDetails]] = {}
+    for err in exc.errors():
+        groups.setdefault(_data_path(doc.data, err), []).append(err)
+    out: list[DeclarationError] = []
+    for path, errs in groups.items():
+        wanted = [_expected(e) for e in errs]
+        if len(errs) > 1 and all(wanted) and errs[0]["input"] is not UNSET:
+            nouns = list(dict.fromkeys(w for w in wanted if w))
+            messages = [f"expected {' or '.join(nouns)}; got {_describe(errs[0]['input'])}"]
+        else:
+            parent = _type_at(root, path[:-1]) if path else None
+            messages = list(dict.fromkeys(_message(e, parent) for e in errs))
+        out.extend(doc.error(m, path) for m in messages)
+    return out
+
+
+_UNSET_SCHEMA: Final[dict[str, Any]] = {
+    "const": "unset",
+    "description": "Remove the inherited value.",
+}
+_ANNOTATIONS: Final = ("title", "description", "default")
+
+
+def _or_unset(schema: dict[str, Any]) -> dict[str, Any]:
+    notes: dict[str, Any] = {k: schema[k] for k in _ANNOTATIONS if k in schema}
+    rest = {k: v for k, v in schema.items() if k not in _ANNOTATIONS}
+    arms = rest["anyOf"] if set(rest) == {"anyOf"} else [rest]
+    return {**notes, "anyOf": [*arms, dict(_UNSET_SCHEMA)]}
+
+
+def _allow_unset(node: Any) -> None:
+    """In place: let every mapping value below ``node`` also be the plain scalar ``unset``."""
+    if isinstance(node, list):
+        for item in node:
+            _allow_unset(item)
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        _allow_unset(value)
+        if key == "properties":
+            node[key] = {name: _or_unset(sub) for name, sub in value.items()}
+        elif key == "additionalProperties" and isinstance(value, dict):
+            node[key] = _or_unset(value)
+
+
+def _publish(root: type[_Decl], title: str) -> dict[str, Any]:
+    schema = root.model_json_schema()
+    for definition in schema.get("$defs", {}).values():
+        _allow_unset(definition)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema, "title": title}

@@ -54,7 +54,7 @@ _NON_PRICE_KEYS = frozenset({"discount", "overrides", "min_prompt_tokens", "utc_
 def _is_unknown_price(value: object) -> bool:
     """Return True for a price value that encodes "variable / unknown" (negative)."""
     if type(value) is str:
-        return value[:1] == "-" or value.lstrip()[:1] == "-"
+        return value.lstrip().startswith("-")
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
         return False
     return value < 0

@@ -217,19 +217,19 @@ def _empty(file: str, expect_key: str) -> DeclarationError:
 
 
 def _compose_single(loader: yaml.SafeLoader, file: str, expect_key: str) -> yaml.Node:
-    loader.get_event()  # StreamStartEvent
-    if loader.check_event(yaml.StreamEndEvent):
+    if not loader.check_node():  # only comments, or nothing at all
         raise _empty(file, expect_key)
-    root = loader.compose_document()
-    if not loader.check_event(yaml.StreamEndEvent):
-        mark = loader.peek_event().start_mark
+    root = loader.get_node()
+    if loader.check_node():
+        event: yaml.Event = loader.peek_event()  # type: ignore[no-untyped-call]
+        mark = event.start_mark
         raise DeclarationError(
             "file holds more than one YAML document; expected exactly one (remove the '---')",
             file=file,
-            line=mark.line + 1,
-            column=mark.column + 1,
+            line=None if mark is None else mark.line + 1,
+            column=None if mark is None else mark.column + 1,
         )
-    assert root is not None  # compose_document always returns a node here
+    assert root is not None  # get_node returns a node whenever check_node was true
     return root
 
 
@@ -282,7 +282,8 @@ class _Walker:
     def walk(self, node: yaml.Node, path: KeyPath) -> Any:
         self.budget -= 1
         if self.budget < 0:
-            raise self.fail(f"too many YAML nodes (aliases expand beyond {self.max_nodes})", node, path)
+            message = f"too many YAML nodes (aliases expand beyond {self.max_nodes})"
+            raise self.fail(message, node, path)
         if len(path) > _MAX_DEPTH:
             raise self.fail(f"YAML nesting is deeper than {_MAX_DEPTH} levels", node, path)
         if not path:

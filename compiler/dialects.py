@@ -1,0 +1,510 @@
+"""Schema dialects as data, and the check of a schema against one.
+
+A :class:`Dialect` says what a provider's structured-output mode accepts: which
+JSON Schema keywords and string formats, whether every property must be
+required, whether every object must be closed, whether ``$ref`` and recursion
+are allowed, what the root may be, and size limits. The projection
+(:mod:`compiler.projection`) reads these flags; nothing in code is specific to
+a vendor. Each built-in dialect cites the vendor page its facts come from;
+limits move, so treat the numbers as dated data (read 2026).
+
+:func:`check_dialect` verifies a (projected) schema against a dialect; the
+projection runs it on every result it builds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from compiler.contract import subschemas, walk_schema
+from compiler.errors import ProjectionError
+from registry.errors import closest
+
+__all__ = [
+    "DIALECTS",
+    "Dialect",
+    "LocalRefs",
+    "SchemaStats",
+    "check_dialect",
+    "get_dialect",
+    "is_object_schema",
+    "limit_violations",
+    "measure",
+    "recursive_refs",
+]
+
+_BASE_URI = "https://capability-compiler.invalid/contract.json"  # never fetched
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What one structured-output mode accepts (pure data; see the module docstring).
+
+    Raises:
+        ValueError: on construction, when the flags contradict each other (for
+            example ``closed_objects`` without ``additionalProperties`` in ``keywords``).
+    """
+
+    # Short identifier used in YAML (``structured_output.dialect``) and in reports.
+    name: str
+    # URL of the provider document the flags below were read from.
+    source: str
+    # Every property must be listed in ``required``; an optional one becomes required + nullable.
+    all_required: bool
+    # Every object gets ``additionalProperties: false``; an open dict then cannot be enforced.
+    closed_objects: bool
+    # Local ``$defs``/``$ref`` are kept; otherwise every non-recursive reference is inlined.
+    supports_ref: bool
+    # A reference cycle (a model that contains itself) is accepted.
+    supports_recursion: bool
+    # The root schema must be ``type: object``; anything else is wrapped in one property.
+    root_must_be_object: bool
+    # The root may carry ``anyOf``/``oneOf``; if not, such a root is wrapped too.
+    root_anyof_allowed: bool
+    # JSON Schema keywords kept; every other keyword is removed and restated in the
+    # description. ``None`` keeps every keyword.
+    keywords: frozenset[str] | None
+    # Values of ``format`` kept; ``None`` keeps any format.
+    string_formats: frozenset[str] | None
+    # Values of ``minItems`` kept (Anthropic: 0 and 1 only); ``None`` keeps any value.
+    min_items_values: frozenset[int] | None
+    # Most object properties in the whole schema (count); ``None`` = no limit.
+    max_properties: int | None
+    # Most levels of nested objects (the root object is level 1); ``None`` = no limit.
+    max_depth: int | None
+    # Most ``enum`` values across the whole schema (count); ``None`` = no limit.
+    max_enum_values: int | None
+    # Most characters in property names, definition names, enum and const values together.
+    max_total_chars: int | None
+    # ``oneOf`` is rewritten to ``anyOf`` (and ``discriminator`` is dropped if not a keyword).
+    oneof_as_anyof: bool
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.supports_recursion and not self.supports_ref:
+            problems.append("supports_recursion needs supports_ref")
+        if self.keywords is not None:
+            kw = self.keywords
+            if self.supports_ref != ({"$ref", "$defs"} <= kw):
+                problems.append("supports_ref must match '$ref' and '$defs' in keywords")
+            if self.closed_objects and "additionalProperties" not in kw:
+                problems.append("closed_objects needs 'additionalProperties' in keywords")
+            if self.all_required and not {"required", "anyOf"} <= kw:
+                problems.append("all_required needs 'required' and 'anyOf' in keywords")
+            if self.oneof_as_anyof and "anyOf" not in kw:
+                problems.append("oneof_as_anyof needs 'anyOf' in keywords")
+            if not {"type", "properties", "items"} <= kw:
+                problems.append("keywords must include 'type', 'properties' and 'items'")
+        if problems:
+            raise ValueError(f"dialect {self.name!r} is inconsistent: " + "; ".join(problems))
+
+
+_OPENAI_FORMATS = frozenset({
+    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+})
+
+DIALECTS: Mapping[str, Dialect] = {
+    d.name: d
+    for d in (
+        Dialect(
+            name="openai-strict",
+            source="https://platform.openai.com/docs/guides/structured-outputs",
+            all_required=True,
+            closed_objects=True,
+            supports_ref=True,
+            supports_recursion=True,
+            root_must_be_object=True,
+            root_anyof_allowed=False,
+            keywords=frozenset({
+                "type", "properties", "required", "additionalProperties", "items", "enum",
+                "const", "anyOf", "$ref", "$defs", "description", "title", "pattern", "format",
+                "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+                "minItems", "maxItems",
+            }),
+            string_formats=_OPENAI_FORMATS,
+            min_items_values=None,
+            max_properties=5000,
+            max_depth=10,
+            max_enum_values=1000,
+            max_total_chars=120_000,
+            oneof_as_anyof=True,
+        ),
+        Dialect(
+            name="anthropic",
+            source="https://platform.claude.com/docs/en/build-with-claude/structured-outputs",
+            all_required=False,
+            closed_objects=True,
+            supports_ref=True,
+            supports_recursion=False,
+            # Not stated for JSON outputs; tool input schemas are objects, so we require one.
+            root_must_be_object=True,
+            root_anyof_allowed=False,
+            keywords=frozenset({
+                "type", "properties", "required", "additionalProperties", "items", "enum",
+                "const", "anyOf", "allOf", "$ref", "$defs", "description", "title", "format",
+                "minItems",
+            }),
+            string_formats=_OPENAI_FORMATS | {"uri"},
+            min_items_values=frozenset({0, 1}),
+            max_properties=None,
+            max_depth=None,
+            max_enum_values=None,
+            max_total_chars=None,
+            oneof_as_anyof=True,
+        ),
+        Dialect(
+            name="gemini",
+            source="https://ai.google.dev/gemini-api/docs/structured-output",
+            all_required=False,
+            # The OpenAPI-style responseSchema rejects additionalProperties, so objects stay
+            # open (the keyword is removed and reported); pydantic still rejects or ignores
+            # extra keys on the reply as the contract says.
+            closed_objects=False,
+            supports_ref=False,
+            supports_recursion=False,
+            root_must_be_object=True,
+            root_anyof_allowed=False,
+            keywords=frozenset({
+                "type", "properties", "required", "items", "enum", "description", "title",
+                "format", "minItems", "maxItems", "anyOf",
+            }),
+            # "enum" is the OpenAPI string format for enumerations.
+            string_formats=frozenset({"date-time", "enum"}),
+            min_items_values=None,
+            max_properties=None,
+            max_depth=None,
+            max_enum_values=None,
+            max_total_chars=None,
+            oneof_as_anyof=True,
+        ),
+        Dialect(
+            name="json",
+            source="https://openrouter.ai/docs/features/structured-outputs",
+            all_required=False,
+            closed_objects=False,
+            supports_ref=True,
+            supports_recursion=True,
+            root_must_be_object=False,
+            root_anyof_allowed=True,
+            keywords=None,
+            string_formats=None,
+            min_items_values=None,
+            max_properties=None,
+            max_depth=None,
+            max_enum_values=None,
+            max_total_chars=None,
+            oneof_as_anyof=False,
+        ),
+    )
+}
+
+
+def get_dialect(name: str) -> Dialect:
+    """Return the built-in dialect called ``name``.
+
+    Args:
+        name: a key of :data:`DIALECTS`, e.g. ``"openai-strict"``.
+
+    Returns:
+        The dialect.
+
+    Raises:
+        ProjectionError: no such dialect (the message lists close matches).
+
+    >>> get_dialect("gemini").supports_ref
+    False
+    """
+    try:
+        return DIALECTS[name]
+    except KeyError:
+        hint = closest(name, DIALECTS)
+        known = ", ".join(sorted(DIALECTS))
+        did_you_mean = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+        raise ProjectionError(
+            f"unknown schema dialect {name!r}{did_you_mean} (known: {known})"
+        ) from None
+
+
+# --------------------------------------------------------------------------- references
+
+
+class LocalRefs:
+    """Resolve local ``$ref`` values of one schema with ``referencing`` (memoised).
+
+    Args:
+        schema: the root schema the references point into.
+    """
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        resource = DRAFT202012.create_resource(schema)
+        registry: Registry[Any] = Registry().with_resource(_BASE_URI, resource)
+        self._resolver = registry.resolver(base_uri=_BASE_URI)
+        self._seen: dict[str, Any] = {}
+
+    def lookup(self, ref: str) -> Any:
+        """Return the schema ``ref`` points to.
+
+        Args:
+            ref: a ``$ref`` value such as ``"#/$defs/Item"``.
+
+        Returns:
+            The target schema (a mapping or a boolean).
+
+        Raises:
+            ProjectionError: ``ref`` is external (does not start with ``#``) or
+                points nowhere.
+        """
+        if ref in self._seen:
+            return self._seen[ref]
+        if not ref.startswith("#"):
+            raise ProjectionError(
+                f"external $ref {ref!r} is not supported: a contract schema must be "
+                "self-contained (local '#/...' references only)"
+            )
+        try:
+            target = self._resolver.lookup(ref).contents
+        except Unresolvable as exc:
+            raise ProjectionError(f"$ref {ref!r} points nowhere in the schema") from exc
+        self._seen[ref] = target
+        return target
+
+
+def _refs_used(node: Any) -> list[str]:
+    """Return the ``$ref`` values in ``node``, not looking inside ``$defs``/``definitions``."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, Mapping):
+            continue
+        ref = current.get("$ref")
+        if isinstance(ref, str):
+            found.append(ref)
+        stack.extend(sub for path, sub in subschemas(current)
+                     if path[0] not in ("$defs", "definitions"))
+    return found
+
+
+def recursive_refs(schema: Mapping[str, Any], refs: LocalRefs | None = None) -> frozenset[str]:
+    """Return the references reachable from the root that lie on a cycle (true recursion).
+
+    A definition used twice (``x_axis: Axis``, ``y_axis: Axis``) is not a cycle.
+
+    Args:
+        schema: a root schema with local references.
+        refs: a resolver for ``schema``, to share its memo; built if omitted.
+
+    Returns:
+        The ``$ref`` strings that can reach themselves.
+
+    Raises:
+        ProjectionError: a reference is external or points nowhere.
+
+    >>> node = {"properties": {"kids": {"items": {"$ref": "#/$defs/N"}}}}
+    >>> sorted(recursive_refs({"$defs": {"N": node}, "$ref": "#/$defs/N"}))
+    ['#/$defs/N']
+    """
+    refs = refs or LocalRefs(schema)
+    edges: dict[str, list[str]] = {}
+    frontier = _refs_used(schema)
+    while frontier:
+        ref = frontier.pop()
+        if ref not in edges:
+            edges[ref] = _refs_used(refs.lookup(ref))
+            frontier.extend(edges[ref])
+    cyclic = set()
+    for start in edges:
+        seen: set[str] = set()
+        stack = list(edges[start])
+        while stack:
+            ref = stack.pop()
+            if ref == start:
+                cyclic.add(start)
+                break
+            if ref not in seen:
+                seen.add(ref)
+                stack.extend(edges[ref])
+    return frozenset(cyclic)
+
+
+# --------------------------------------------------------------------------- size and checks
+
+
+def is_object_schema(node: Mapping[str, Any]) -> bool:
+    """Return whether ``node`` describes a JSON object (``type`` object or ``properties``)."""
+    kind = node.get("type")
+    return kind == "object" or (isinstance(kind, list) and "object" in kind) or (
+        "properties" in node
+    )
+
+
+@dataclass(frozen=True)
+class SchemaStats:
+    """Sizes of a schema, in the units the dialect limits use.
+
+    Attributes:
+        properties: object properties in the whole schema (count).
+        depth: levels of nested objects, following references once (root object = 1).
+        enum_values: ``enum`` values across the schema (count).
+        total_chars: characters of property names, definition names, enum and const values.
+    """
+
+    properties: int
+    depth: int
+    enum_values: int
+    total_chars: int
+
+
+def _value_chars(value: Any) -> int:
+    return len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
+
+
+def measure(schema: Mapping[str, Any], refs: LocalRefs | None = None) -> SchemaStats:
+    """Measure ``schema`` for the dialect limits.
+
+    Args:
+        schema: a root schema.
+        refs: a resolver for ``schema``; built if omitted.
+
+    Returns:
+        The counts in :class:`SchemaStats`.
+
+    Raises:
+        ProjectionError: a reference is external or points nowhere.
+    """
+    refs = refs or LocalRefs(schema)
+    properties = enum_values = chars = 0
+    for pointer, node in walk_schema(schema):
+        props = node.get("properties")
+        if isinstance(props, Mapping):
+            properties += len(props)
+            chars += sum(len(name) for name in props)
+        for container in ("$defs", "definitions"):
+            defs = node.get(container)
+            if isinstance(defs, Mapping) and pointer == "":
+                chars += sum(len(name) for name in defs)
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            enum_values += len(enum)
+            chars += sum(_value_chars(v) for v in enum)
+        if "const" in node:
+            chars += _value_chars(node["const"])
+    depth_of: dict[str, int] = {}
+
+    def depth(node: Any, active: frozenset[str]) -> int:
+        if not isinstance(node, Mapping):
+            return 0
+        best = 0
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref not in active:
+            if ref not in depth_of:
+                depth_of[ref] = depth(refs.lookup(ref), active | {ref})
+            best = depth_of[ref]
+        for path, sub in subschemas(node):
+            if path[0] not in ("$defs", "definitions"):
+                best = max(best, depth(sub, active))
+        return best + (1 if is_object_schema(node) else 0)
+
+    return SchemaStats(properties, depth(schema, frozenset()), enum_values, chars)
+
+
+def limit_violations(
+    schema: Mapping[str, Any], dialect: Dialect, refs: LocalRefs | None = None
+) -> list[str]:
+    """Return one sentence per size limit of ``dialect`` that ``schema`` exceeds.
+
+    Args:
+        schema: a root schema.
+        dialect: the dialect whose limits apply.
+        refs: a resolver for ``schema``; built if omitted.
+
+    Returns:
+        Sentences such as ``"the schema nests 12 object levels; openai-strict allows
+        at most 10"``; empty when every limit holds.
+    """
+    stats = measure(schema, refs)
+    checks: list[tuple[int, int | None, str]] = [
+        (stats.properties, dialect.max_properties, "has {n} object properties"),
+        (stats.depth, dialect.max_depth, "nests {n} object levels"),
+        (stats.enum_values, dialect.max_enum_values, "has {n} enum values"),
+        (stats.total_chars, dialect.max_total_chars,
+         "has {n} characters of names, enum and const values"),
+    ]
+    return [
+        f"the schema {what.format(n=n)}; {dialect.name} allows at most {limit}"
+        for n, limit, what in checks
+        if limit is not None and n > limit
+    ]
+
+
+def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
+    """List every way ``schema`` breaks the rules of ``dialect``.
+
+    Checked: root rules, closed objects, every property required, only allowed
+    keywords, formats and ``minItems`` values, no ``oneOf`` where it becomes
+    ``anyOf``, no ``$ref`` without reference support, no recursion without
+    recursion support, and the size limits.
+
+    Args:
+        schema: a (projected) root schema.
+        dialect: the dialect to check against.
+
+    Returns:
+        One sentence per violation, each naming the JSON Pointer; empty = conforms.
+
+    Raises:
+        ProjectionError: a reference is external or points nowhere.
+
+    >>> check_dialect({"type": "object", "properties": {}}, DIALECTS["openai-strict"])
+    ["/: object without 'additionalProperties: false'"]
+    """
+    problems: list[str] = []
+    if dialect.root_must_be_object and schema.get("type") != "object":
+        problems.append("/: the root must be 'type: object'")
+    if not dialect.root_anyof_allowed and ("anyOf" in schema or "oneOf" in schema):
+        problems.append("/: the root must not be a union (anyOf/oneOf)")
+    for pointer, node in walk_schema(schema):
+        at = pointer or "/"
+        problems.extend(_node_problems(at, node, dialect))
+    refs = LocalRefs(schema)
+    if not dialect.supports_recursion:
+        cyclic = sorted(recursive_refs(schema, refs))
+        problems.extend(f"{ref}: recursive reference" for ref in cyclic)
+    problems.extend(limit_violations(schema, dialect, refs))
+    return problems
+
+
+def _node_problems(at: str, node: Mapping[str, Any], dialect: Dialect) -> Iterator[str]:
+    if dialect.keywords is not None:
+        for key in node:
+            if key not in dialect.keywords:
+                yield f"{at}: keyword {key!r} is not supported"
+    if not dialect.supports_ref and "$ref" in node:
+        yield f"{at}: '$ref' is not supported"
+    if dialect.oneof_as_anyof and "oneOf" in node:
+        yield f"{at}: 'oneOf' must be 'anyOf'"
+    fmt = node.get("format")
+    if fmt is not None and dialect.string_formats is not None and fmt not in dialect.string_formats:
+        yield f"{at}: format {fmt!r} is not supported"
+    min_items = node.get("minItems")
+    if min_items is not None and dialect.min_items_values is not None and (
+        min_items not in dialect.min_items_values
+    ):
+        yield f"{at}: minItems {min_items} is not supported"
+    if not is_object_schema(node):
+        return
+    if dialect.closed_objects and node.get("additionalProperties") is not False:
+        yield f"{at}: object without 'additionalProperties: false'"
+    props = node.get("properties")
+    if dialect.all_required and isinstance(props, Mapping):
+        required = node.get("required", [])
+        missing = [name for name in props if name not in required]
+        if missing:
+            yield f"{at}: properties not required: {', '.join(missing)}"
