@@ -88,26 +88,46 @@ def apply_budget(draft: Draft) -> None:
         )
     limits: list[tuple[int, str, str]] = []
     if model.max_completion_tokens is not None:
-        limits.append((model.max_completion_tokens, "limits.max_completion_tokens",
-                       "the model's max_completion_tokens"))
+        limits.append(
+            (
+                model.max_completion_tokens,
+                "limits.max_completion_tokens",
+                "the model's max_completion_tokens",
+            )
+        )
     if context is not None:
-        limits.append((context - prompt, "limits.context_length",
-                       f"context_length {context} minus about {prompt} prompt tokens"))
+        limits.append(
+            (
+                context - prompt,
+                "limits.context_length",
+                f"context_length {context} minus about {prompt} prompt tokens",
+            )
+        )
     limit, limit_path, limit_text = min(limits) if limits else (None, "", "")
     budget = draft.reasoning_budget
     if out is None:
         if limit is None:
             return
         total = limit
-        draft.adjust("tokens.filled", "max_tokens", None, total,
-                     f"the stage sets no output_tokens; using the most allowed ({limit_text})",
-                     model.source_of(limit_path))
+        draft.adjust(
+            "tokens.filled",
+            "max_tokens",
+            None,
+            total,
+            f"the stage sets no output_tokens; using the most allowed ({limit_text})",
+            model.source_of(limit_path),
+        )
     else:
         total = out + budget
         if limit is not None and total > limit:
-            draft.adjust("tokens.clamped", "max_tokens", total, limit,
-                         f"{total} tokens (answer {out} + reasoning {budget}) exceed {limit_text}",
-                         model.source_of(limit_path))
+            draft.adjust(
+                "tokens.clamped",
+                "max_tokens",
+                total,
+                limit,
+                f"{total} tokens (answer {out} + reasoning {budget}) exceed {limit_text}",
+                model.source_of(limit_path),
+            )
             total = limit
     reasoning = draft.params.get("reasoning")
     if isinstance(reasoning, dict) and "max_tokens" in reasoning:
@@ -117,7 +137,9 @@ def apply_budget(draft: Draft) -> None:
     _set_length(draft, total)
 
 
-def _fit_reasoning_budget(draft: Draft, reasoning: dict[str, Any], total: int, out: int | None) -> None:
+def _fit_reasoning_budget(
+    draft: Draft, reasoning: dict[str, Any], total: int, out: int | None
+) -> None:
     caps = draft.model.reasoning
     budget = int(reasoning["max_tokens"])
     floor = caps.budget_min or 1
@@ -132,16 +154,26 @@ def _fit_reasoning_budget(draft: Draft, reasoning: dict[str, Any], total: int, o
     if target < total:
         reasoning["max_tokens"] = target
         draft.reasoning_budget = target
-        draft.adjust("reasoning.budget_clamped", "reasoning.max_tokens", budget, target,
-                     f"the reasoning budget must stay below max_tokens {total}",
-                     draft.model.source_of("reasoning.budget_min"))
+        draft.adjust(
+            "reasoning.budget_clamped",
+            "reasoning.max_tokens",
+            budget,
+            target,
+            f"the reasoning budget must stay below max_tokens {total}",
+            draft.model.source_of("reasoning.budget_min"),
+        )
         return
     del draft.params["reasoning"]
     draft.reasoning_on = not caps.can_disable
     draft.reasoning_budget = 0
-    draft.adjust("reasoning.dropped", "reasoning", reasoning, None,
-                 f"the minimum reasoning budget {floor} does not fit below max_tokens {total}",
-                 draft.model.source_of("reasoning.budget_min"))
+    draft.adjust(
+        "reasoning.dropped",
+        "reasoning",
+        reasoning,
+        None,
+        f"the minimum reasoning budget {floor} does not fit below max_tokens {total}",
+        draft.model.source_of("reasoning.budget_min"),
+    )
 
 
 def _set_length(draft: Draft, total: int) -> None:
@@ -151,7 +183,12 @@ def _set_length(draft: Draft, total: int) -> None:
             draft.params[key] = total
             return
     if draft.intent.output_tokens is not None:
-        draft.adjust("tokens.no_length_param", "max_tokens", total, None,
-                     "the model lists neither max_tokens nor max_completion_tokens, "
-                     "so no length limit can be sent",
-                     model.parameter_evidence("max_tokens"))
+        draft.adjust(
+            "tokens.no_length_param",
+            "max_tokens",
+            total,
+            None,
+            "the model lists neither max_tokens nor max_completion_tokens, "
+            "so no length limit can be sent",
+            model.parameter_evidence("max_tokens"),
+        )

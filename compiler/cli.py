@@ -27,13 +27,17 @@ class _Fail(Exception):
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--metadata", metavar="PATH",
-                        help="OpenRouter models list (file path or file:// URL); "
-                             "default: the bundled seed catalog")
-    parser.add_argument("--models", metavar="PATH",
-                        help="models.yaml (default: ./models.yaml when present)")
-    parser.add_argument("--stages", metavar="PATH",
-                        help="stages.yaml (default: ./stages.yaml when present)")
+    parser.add_argument(
+        "--metadata",
+        metavar="PATH",
+        help="OpenRouter models list (file path or file:// URL); default: the bundled seed catalog",
+    )
+    parser.add_argument(
+        "--models", metavar="PATH", help="models.yaml (default: ./models.yaml when present)"
+    )
+    parser.add_argument(
+        "--stages", metavar="PATH", help="stages.yaml (default: ./stages.yaml when present)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -41,16 +45,21 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="capc",
         description="Compile provider-neutral stage intent into OpenRouter requests "
-                    "each model supports, and report every adjustment.",
+        "each model supports, and report every adjustment.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    comp = sub.add_parser("compile", help="compile STAGE for MODEL and print the request",
-                          description="Compile STAGE for MODEL: print the request body, "
-                                      "then the adjustment report.")
+    comp = sub.add_parser(
+        "compile",
+        help="compile STAGE for MODEL and print the request",
+        description="Compile STAGE for MODEL: print the request body, then the adjustment report.",
+    )
     comp.add_argument("stage", metavar="STAGE")
     comp.add_argument("model", metavar="MODEL")
-    comp.add_argument("--messages", metavar="FILE|-",
-                      help="JSON list of chat messages (or {\"messages\": [...]}); - reads stdin")
+    comp.add_argument(
+        "--messages",
+        metavar="FILE|-",
+        help='JSON list of chat messages (or {"messages": [...]}); - reads stdin',
+    )
     _common(comp)
     return parser
 
@@ -85,13 +94,15 @@ def _read_messages(spec: str | None) -> list[dict[str, Any]]:
     except OSError as exc:
         raise _Fail(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
     except json.JSONDecodeError as exc:
-        raise _Fail(f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}",
-                    EXIT_INPUT) from exc
+        raise _Fail(
+            f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}", EXIT_INPUT
+        ) from exc
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):
-        raise _Fail(f"{where}: expected a JSON list of messages, each an object with a 'role'",
-                    EXIT_INPUT)
+        raise _Fail(
+            f"{where}: expected a JSON list of messages, each an object with a 'role'", EXIT_INPUT
+        )
     return data
 
 

@@ -43,13 +43,17 @@ def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
     reasons = []
     for rung in CEILINGS[start:]:
         if rung == "schema":
-            missing = [p for p in ("response_format", "structured_outputs") if not model.supports(p)]
+            missing = [
+                p for p in ("response_format", "structured_outputs") if not model.supports(p)
+            ]
             if missing:
                 reasons.append(f"schema needs {' and '.join(missing)} in supported_parameters")
                 continue
             if strict is not None and strict.blockers:
-                reasons.append(f"the {strict.dialect} dialect cannot enforce this contract: "
-                               + "; ".join(strict.blockers))
+                reasons.append(
+                    f"the {strict.dialect} dialect cannot enforce this contract: "
+                    + "; ".join(strict.blockers)
+                )
                 continue
             return rung, "; ".join(reasons)
         if rung == "json":
@@ -86,8 +90,8 @@ def apply_enforcement(draft: Draft) -> None:
             f"nearest supported enforcement is {rung}: {why}",
             model.parameter_evidence("structured_outputs" if wants_strict else "response_format"),
         )
-    projection = strict if rung == "schema" and strict is not None else project(
-        contract, DIALECTS["json"]
+    projection = (
+        strict if rung == "schema" and strict is not None else project(contract, DIALECTS["json"])
     )
     draft.projection = projection
     dialect_evidence = model.source_of("structured_output.dialect")

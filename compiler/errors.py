@@ -4,11 +4,11 @@ Every error the compiler raises derives from :class:`CompilerError`. Errors from
 the registry (:class:`registry.RegistryError`) pass through unchanged::
 
     CompilerError
-    ├── ContractError            a contract that cannot be imported or turned into a JSON Schema
-    ├── ProjectionError          a schema that cannot be projected (external $ref, policy "required")
-    ├── PromptTooLongError       the prompt alone does not fit in the model's context_length
-    ├── AdjustmentRefused        a stage policy says "refuse" for an adjustment kind (carries the report)
-    └── ReplyValidationError     a reply that does not satisfy the output contract (JSON paths, no values)
+    ├── ContractError        a contract that cannot be imported or made a JSON Schema
+    ├── ProjectionError      a schema that cannot be projected (external $ref)
+    ├── PromptTooLongError   the prompt alone does not fit in the model's context_length
+    ├── AdjustmentRefused    a stage policy says "refuse" for a kind (carries the report)
+    └── ReplyValidationError a reply that breaks the output contract (JSON paths, no values)
 """
 
 from __future__ import annotations

@@ -62,7 +62,9 @@ class Intent:
         Raises:
             ContractError: the contract does not import or has no JSON Schema.
         """
-        contract = None if decl.contract is None else load_contract(decl.contract, base_dir=base_dir)
+        contract = (
+            None if decl.contract is None else load_contract(decl.contract, base_dir=base_dir)
+        )
         return cls(
             stage=name,
             contract=contract,

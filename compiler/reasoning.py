@@ -71,7 +71,9 @@ def _budget_for(draft: Draft, effort: str) -> int:
             budget,
             clamped,
             f"the model accepts reasoning budgets in [{low}, {high}] tokens",
-            draft.model.source_of("reasoning.budget_min" if clamped == low else "reasoning.budget_max"),
+            draft.model.source_of(
+                "reasoning.budget_min" if clamped == low else "reasoning.budget_max"
+            ),
         )
     return clamped
 

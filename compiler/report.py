@@ -124,7 +124,9 @@ class AdjustmentReport:
             rows.append((a.kind, a.path, _cell(a.requested), _cell(a.applied, omitted=True), why))
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:
-            lines.append("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
+            lines.append(
+                "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
+            )
         return "\n".join(lines)
 
 

@@ -33,12 +33,31 @@ __all__ = ["OPENAI_SDK_PARAMETERS", "CompiledRequest", "compile_request", "defau
 
 #: Body keys the official ``openai`` SDK's ``chat.completions.create`` takes as named
 #: arguments; every other key goes in ``extra_body``.
-OPENAI_SDK_PARAMETERS: frozenset[str] = frozenset({
-    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
-    "frequency_penalty", "presence_penalty", "seed", "stop", "response_format",
-    "reasoning_effort", "logit_bias", "logprobs", "top_logprobs", "tools", "tool_choice",
-    "parallel_tool_calls", "prediction", "web_search_options", "verbosity",
-})
+OPENAI_SDK_PARAMETERS: frozenset[str] = frozenset(
+    {
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "frequency_penalty",
+        "presence_penalty",
+        "seed",
+        "stop",
+        "response_format",
+        "reasoning_effort",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "prediction",
+        "web_search_options",
+        "verbosity",
+    }
+)
 
 _BODY_ORDER = ("response_format", "reasoning", "max_tokens", "max_completion_tokens")
 
@@ -95,8 +114,9 @@ class CompiledRequest:
         """
         if self.contract is None or self.projection is None:
             raise ValueError("this request has no output contract; the reply is free text")
-        return parse_reply(text, self.contract, self.projection,
-                           strip_fence=self.rung in ("json", "prompt"))
+        return parse_reply(
+            text, self.contract, self.projection, strip_fence=self.rung in ("json", "prompt")
+        )
 
     def to_openai_kwargs(self) -> dict[str, Any]:
         """Split the body into ``openai`` SDK arguments plus ``extra_body``.
@@ -195,19 +215,27 @@ def compile_request(
     report = AdjustmentReport(
         stage=intent.stage,
         model=resolved.id,
-        metadata=registry.catalog.describe() if not resolved.declared_only
+        metadata=registry.catalog.describe()
+        if not resolved.declared_only
         else "declared in models.yaml (absent from metadata)",
         rung=draft.rung,
         adjustments=tuple(draft.adjustments),
         shown_sha256=None if draft.projection is None else schema_sha256(draft.projection.schema),
-        enforced_sha256=None if draft.rung != "schema"
+        enforced_sha256=None
+        if draft.rung != "schema"
         else schema_sha256(body["response_format"]["json_schema"]["schema"]),
     )
     _finalise(intent, report)
-    instructions = None if draft.instructions is None else {
-        "role": "system", "content": draft.instructions}
-    return CompiledRequest(body=body, report=report, instructions=instructions,
-                           contract=intent.contract, projection=draft.projection)
+    instructions = (
+        None if draft.instructions is None else {"role": "system", "content": draft.instructions}
+    )
+    return CompiledRequest(
+        body=body,
+        report=report,
+        instructions=instructions,
+        contract=intent.contract,
+        projection=draft.projection,
+    )
 
 
 def _render(draft: Draft) -> dict[str, Any]:
@@ -228,7 +256,8 @@ def _render(draft: Draft) -> dict[str, Any]:
             "provider.require_parameters",
             provider.get("require_parameters"),
             True,
-            "the body relies on optional parameters (" + ", ".join(relies)
+            "the body relies on optional parameters ("
+            + ", ".join(relies)
             + "); OpenRouter must route only to endpoints that support them all",
             draft.model.source_of("provider.require_parameters"),
         )
@@ -248,9 +277,15 @@ def _finalise(intent: Intent, report: AdjustmentReport) -> None:
         if action == "refuse":
             refused.append(adjustment.kind)
         elif action == "warn":
-            warnings.warn(f"{report.stage}/{report.model}: {adjustment.kind} at {adjustment.path}: "
-                          f"{adjustment.reason}", AdjustmentWarning, stacklevel=3)
+            warnings.warn(
+                f"{report.stage}/{report.model}: {adjustment.kind} at {adjustment.path}: "
+                f"{adjustment.reason}",
+                AdjustmentWarning,
+                stacklevel=3,
+            )
     if refused:
         raise AdjustmentRefused(
             f"stage {report.stage!r} refuses {', '.join(sorted(set(refused)))} for {report.model}",
-            report=report, kinds=refused)
+            report=report,
+            kinds=refused,
+        )

@@ -40,14 +40,24 @@ def apply_sampling(draft: Draft) -> None:
     kept: dict[str, Any] = {}
     for name, value in draft.intent.sampling:
         if not model.supports(name):
-            draft.adjust("param.dropped", name, value, None,
-                         f"{model.id} does not list {name} in supported_parameters",
-                         model.parameter_evidence(name))
+            draft.adjust(
+                "param.dropped",
+                name,
+                value,
+                None,
+                f"{model.id} does not list {name} in supported_parameters",
+                model.parameter_evidence(name),
+            )
             continue
         if draft.reasoning_on and name in rules.unsupported_while_reasoning:
-            draft.adjust("param.refused_while_reasoning", name, value, None,
-                         f"{model.id} refuses {name} while reasoning is on",
-                         model.source_of("sampling.while_reasoning.unsupported"))
+            draft.adjust(
+                "param.refused_while_reasoning",
+                name,
+                value,
+                None,
+                f"{model.id} refuses {name} while reasoning is on",
+                model.source_of("sampling.while_reasoning.unsupported"),
+            )
             continue
         fixed_path = None
         if draft.reasoning_on and name in rules.fixed_while_reasoning:
@@ -56,25 +66,40 @@ def apply_sampling(draft: Draft) -> None:
             fixed, fixed_path = rules.fixed[name], "sampling.fixed"
         if fixed_path is not None:
             if fixed != value:
-                draft.adjust("param.fixed", name, value, fixed,
-                             f"{model.id} accepts only {name}={fixed}"
-                             + (" while reasoning" if "while" in fixed_path else ""),
-                             model.source_of(f"{fixed_path}.{name}"))
+                draft.adjust(
+                    "param.fixed",
+                    name,
+                    value,
+                    fixed,
+                    f"{model.id} accepts only {name}={fixed}"
+                    + (" while reasoning" if "while" in fixed_path else ""),
+                    model.source_of(f"{fixed_path}.{name}"),
+                )
             kept[name] = fixed
             continue
         bounds = rules.ranges.get(name)
         applied = value if bounds is None else _clamp(value, bounds)
         if applied != value:
-            draft.adjust("param.clamped", name, value, applied,
-                         f"{name} must lie in [{bounds[0] if bounds else None}, "
-                         f"{bounds[1] if bounds else None}]",
-                         model.source_of(f"sampling.ranges.{name}"))
+            draft.adjust(
+                "param.clamped",
+                name,
+                value,
+                applied,
+                f"{name} must lie in [{bounds[0] if bounds else None}, "
+                f"{bounds[1] if bounds else None}]",
+                model.source_of(f"sampling.ranges.{name}"),
+            )
         kept[name] = applied
     for group in rules.mutually_exclusive:
         present = [name for name, _ in draft.intent.sampling if name in group and name in kept]
         for loser in present[1:]:
-            draft.adjust("param.mutually_exclusive", loser, kept.pop(loser), None,
-                         f"{loser} cannot be sent together with {present[0]} "
-                         "(kept the one the stage set first)",
-                         model.source_of("sampling.mutually_exclusive"))
+            draft.adjust(
+                "param.mutually_exclusive",
+                loser,
+                kept.pop(loser),
+                None,
+                f"{loser} cannot be sent together with {present[0]} "
+                "(kept the one the stage set first)",
+                model.source_of("sampling.mutually_exclusive"),
+            )
     draft.params.update(kept)

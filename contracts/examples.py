@@ -7,13 +7,13 @@ model's dialect, shows it in the messages and validates replies against it.
 from __future__ import annotations
 
 from datetime import date
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 
-class Currency(str, Enum):
+class Currency(StrEnum):
     """ISO 4217 codes the example accepts."""
 
     EUR = "EUR"

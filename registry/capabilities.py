@@ -162,7 +162,7 @@ class ResolvedModel:
         return parameter in self.supported_parameters
 
     def parameter_evidence(self, parameter: str) -> Provenance | None:
-        """Return why ``parameter`` is (or is not) sendable: the declaration or list that decided."""
+        """Return the declaration or metadata list that decides whether ``parameter`` is sent."""
         if parameter in self.sampling.forced_unsupported:
             return self.source_of("sampling.unsupported")
         if parameter in self.sampling.forced_supported:

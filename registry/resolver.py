@@ -98,8 +98,11 @@ def _metadata_values(info: ModelInfo) -> dict[str, Any]:
         values["reasoning"] = reasoning
     pricing = info.pricing
     if pricing is not None:
-        prices = {k: v for k, v in (("prompt", pricing.prompt), ("completion", pricing.completion))
-                  if v is not None}
+        prices = {
+            k: v
+            for k, v in (("prompt", pricing.prompt), ("completion", pricing.completion))
+            if v is not None
+        }
         if prices:
             values["pricing"] = prices
     return values
@@ -318,7 +321,10 @@ def _ordered_efforts(values: Any) -> tuple[str, ...] | None:
 
 
 def _build(
-    model_id: str, merged: Mapping[str, Any], provenance: Mapping[str, Provenance], *,
+    model_id: str,
+    merged: Mapping[str, Any],
+    provenance: Mapping[str, Provenance],
+    *,
     declared_only: bool,
 ) -> ResolvedModel:
     sampling = merged.get("sampling", {})

@@ -66,8 +66,9 @@ def check_body(body: dict[str, Any], published: dict[str, Any], report: Any) -> 
 
 def test_every_example_stage_for_every_model() -> None:
     """All 4 example stages x 414 models compile, and each body honours the invariants."""
-    registry = Registry.load(metadata=SNAPSHOT, models=ROOT / "models.yaml",
-                             stages=ROOT / "stages.yaml")
+    registry = Registry.load(
+        metadata=SNAPSHOT, models=ROOT / "models.yaml", stages=ROOT / "stages.yaml"
+    )
     published = {m["id"]: m for m in json.loads(SNAPSHOT.read_text())["data"]}
     assert len(published) == 414
     compiled = 0
@@ -84,8 +85,9 @@ def test_every_example_stage_for_every_model() -> None:
 
 def test_effort_always_accepted_when_published() -> None:
     """A sent reasoning.effort is one of the model's published supported_efforts."""
-    registry = Registry.load(metadata=SNAPSHOT, models=ROOT / "models.yaml",
-                             stages=ROOT / "stages.yaml")
+    registry = Registry.load(
+        metadata=SNAPSHOT, models=ROOT / "models.yaml", stages=ROOT / "stages.yaml"
+    )
     catalog = load_catalog(SNAPSHOT)
     for stage in registry.stage_names():
         for model_id in catalog.ids():

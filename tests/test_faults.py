@@ -41,8 +41,11 @@ def overrides_to_yaml(model_id: str, overrides: dict[str, Any]) -> dict[str, Any
         entry.setdefault("sampling", {})["mutually_exclusive"] = sampling["mutually_exclusive"]
     reasoning = dict(overrides.get("reasoning", {}))
     if reasoning:
-        mapped = {k: reasoning[k] for k in ("style", "budget_min", "budget_max", "can_disable")
-                  if k in reasoning}
+        mapped = {
+            k: reasoning[k]
+            for k in ("style", "budget_min", "budget_max", "can_disable")
+            if k in reasoning
+        }
         if "effort_to_budget" in reasoning:
             mapped["effort_budgets"] = reasoning["effort_to_budget"]
         entry["reasoning"] = mapped
@@ -64,8 +67,12 @@ def build(case: dict[str, Any], tmp_path: Path, **intent_changes: Any) -> tuple[
     caps = dict(inp["capabilities"])
     caps.pop("endpoints", None)
     info = ModelInfo.model_validate({"id": inp["model_id"], **caps})
-    catalog = Catalog(models={info.id: info}, source=f"faults.yaml {case['id']}",
-                      fetched_at=str(case["date"]), origin="file")
+    catalog = Catalog(
+        models={info.id: info},
+        source=f"faults.yaml {case['id']}",
+        fetched_at=str(case["date"]),
+        origin="file",
+    )
     models_yaml = tmp_path / "models.yaml"
     models_yaml.write_text(yaml.safe_dump(overrides_to_yaml(info.id, inp["overrides"])))
     registry = Registry(catalog=catalog, models_file=load_models_file(models_yaml))
@@ -73,14 +80,17 @@ def build(case: dict[str, Any], tmp_path: Path, **intent_changes: Any) -> tuple[
     contract = None
     if inp.get("output_model"):
         namespace: dict[str, Any] = {}
-        exec(  # noqa: S102 - the case's own snippet, defining pydantic models
+        exec(  # the case's own snippet, defining pydantic models
             "from typing import Any, Literal, Annotated\nfrom datetime import date, datetime\n"
             "from pydantic import BaseModel, Field\n" + textwrap.dedent(inp["output_model"]),
             namespace,
         )
-        target = namespace.get("Outcome") or [
-            v for v in namespace.values() if isinstance(v, type) and v.__module__ == "builtins"
-        ][-1]
+        target = (
+            namespace.get("Outcome")
+            or [
+                v for v in namespace.values() if isinstance(v, type) and v.__module__ == "builtins"
+            ][-1]
+        )
         contract = OutputContract.from_type(target)
     fields: dict[str, Any] = {
         "stage": case["id"],

@@ -1,0 +1,310 @@
+"""Parse a model's reply: undo the projection, then validate with the original contract.
+
+:func:`parse_reply` removes an optional code fence, parses the JSON, unwraps a
+wrapped root, turns the nulls the projection introduced back into absent fields
+(so the contract's defaults apply), and validates with the contract's
+``TypeAdapter`` in JSON mode. The contract is the authority, whatever the
+provider enforced: constraints a dialect could not carry (``pattern``,
+``maxLength`` ...) are checked here.
+
+Errors carry JSON paths into the reply as written (``$.result.answer`` when the
+root was wrapped) and pydantic's messages with the offending values removed.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import from_json, to_json
+
+from compiler.contract import OutputContract
+from compiler.dialects import LocalRefs
+from compiler.errors import ReplyValidationError
+from compiler.projection import Projection
+
+__all__ = ["parse_reply"]
+
+_FENCE = re.compile(r"\A\s*```(?:[A-Za-z0-9_+-]*[ \t]*\r?\n)?(?P<body>.*?)\s*```\s*\Z", re.DOTALL)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def parse_reply(
+    text: str, contract: OutputContract, projection: Projection, *, strip_fence: bool
+) -> Any:
+    """Turn a reply into a validated instance of the contract's type.
+
+    Args:
+        text: the reply's text.
+        contract: the output contract (the authority for validation).
+        projection: the projection the request was compiled with.
+        strip_fence: remove one surrounding Markdown code fence (```json ... ```)
+            before parsing; use it when the provider did not enforce JSON.
+
+    Returns:
+        The validated value (a model instance for a ``BaseModel`` contract).
+
+    Raises:
+        ReplyValidationError: the text is not JSON (path ``$`` and the decoder's
+            message), or it violates the contract (JSON paths such as
+            ``$.organizations[0].name``; the offending values are never included).
+
+    >>> from pydantic import BaseModel
+    >>> from compiler.dialects import DIALECTS
+    >>> from compiler.projection import project
+    >>> class Note(BaseModel):
+    ...     text: str = "none"
+    >>> c = OutputContract.from_type(Note)
+    >>> parse_reply('{"text": null}', c, project(c, DIALECTS["openai-strict"]), strip_fence=False)
+    Note(text='none')
+    """
+    if strip_fence and text.lstrip().startswith("```"):
+        fenced = _FENCE.match(text)
+        if fenced is not None:
+            text = fenced.group("body")
+    plan = _plan_of(projection)
+    wrapper = projection.wrapped_root
+    failure: ValidationError | None = None
+    if plan is None and wrapper is None:  # nothing to undo: one pass in pydantic's JSON parser
+        try:
+            return contract.adapter.validate_json(text)
+        except ValidationError as exc:
+            failure = exc  # raised below, outside this block, so no pydantic error is chained
+    data = _loads(text)
+    if failure is not None:
+        raise ReplyValidationError(_failures(failure, data, "$"))
+    if plan is not None:
+        _apply(data, plan)
+    where = "$"
+    if wrapper is not None:
+        if not isinstance(data, dict):
+            message = f"Input should be an object with property {wrapper!r}"
+            raise ReplyValidationError([("$", message)])
+        if wrapper not in data:
+            raise ReplyValidationError([(_path_step("$", wrapper), "Field required")])
+        data = data[wrapper]
+        where = _path_step("$", wrapper)
+    try:  # back to JSON text so pydantic validates in JSON mode, as for an untouched reply
+        return contract.adapter.validate_json(to_json(data))
+    except ValidationError as exc:
+        failure = exc
+    raise ReplyValidationError(_failures(failure, data, where))
+
+
+def _loads(text: str) -> Any:
+    """Parse JSON with pydantic-core's parser (about 2.5x faster than ``json.loads``)."""
+    try:
+        return from_json(text)
+    except ValueError as exc:
+        message = f"Invalid JSON: {exc}"
+    raise ReplyValidationError([("$", message)])
+
+
+# --------------------------------------------------------------------------- error paths
+
+
+def _failures(exc: ValidationError, data: Any, where: str) -> list[tuple[str, str]]:
+    """Map pydantic errors to ``(JSON path, message)`` pairs without input values."""
+    return [
+        (_json_path(err["loc"], data, where, err["type"] == "missing"), _scrub(err))
+        for err in exc.errors(include_url=False)
+    ]
+
+
+def _json_path(loc: Iterable[int | str], data: Any, where: str, missing: bool) -> str:
+    """Follow ``loc`` through ``data``; union member names and tags are not data, so skip them."""
+    path, current = where, data
+    steps = list(loc)
+    for index, step in enumerate(steps):
+        last = index == len(steps) - 1
+        if isinstance(step, int) and isinstance(current, list):
+            path += f"[{step}]"
+            current = current[step] if -len(current) <= step < len(current) else None
+        elif isinstance(step, str) and isinstance(current, dict) and (
+            step in current or (last and missing)
+        ):
+            path = _path_step(path, step)
+            current = current.get(step)
+    return path
+
+
+def _path_step(path: str, key: str) -> str:
+    if _IDENTIFIER.match(key):
+        return f"{path}.{key}"
+    return path + "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+
+
+def _scrub(err: Mapping[str, Any]) -> str:
+    """Return the error message with the offending value (and a union tag) blanked out."""
+    message = str(err["msg"])
+    if err["type"] == "json_invalid":
+        return message
+    suspects = [err.get("input")]
+    ctx = err.get("ctx")
+    if isinstance(ctx, Mapping) and "tag" in ctx:
+        suspects.append(ctx["tag"])
+    for value in suspects:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            continue
+        text = str(value)
+        for form in (repr(value), f'"{text}"', f"'{text}'"):
+            message = message.replace(form, "<value>")
+        if isinstance(value, str) and len(text) >= 4:
+            message = message.replace(text, "<value>")
+    if "[key]" in tuple(err["loc"]):
+        message += " (in a key)"
+    return message
+
+
+# --------------------------------------------------------------------------- undoing nulls
+
+
+class _Plan:
+    """What to undo at one schema node: nulls to drop, and where to look further.
+
+    ``alts`` are the node's ``anyOf``/``oneOf``/``allOf`` branches and its ``$ref``
+    target: a reply value may match any of them, so their views are merged (a
+    property is stripped only if no branch declares it without stripping).
+    """
+
+    __slots__ = ("alts", "declared", "items", "live", "props", "strip", "views")
+
+    def __init__(self) -> None:
+        self.strip: frozenset[str] = frozenset()
+        self.declared: frozenset[str] = frozenset()
+        self.props: dict[str, _Plan] = {}
+        self.items: _Plan | None = None
+        self.alts: tuple[_Plan, ...] = ()
+        self.live = False
+        self.views: tuple[frozenset[str], dict[str, _Plan], _Plan | None] | None = None
+
+    def children(self) -> Iterable[_Plan]:
+        yield from self.props.values()
+        if self.items is not None:
+            yield self.items
+        yield from self.alts
+
+    def view(self) -> tuple[frozenset[str], dict[str, _Plan], _Plan | None]:
+        """Return ``(keys to strip, plans per key, plan for array items)``, merged over alts."""
+        if self.views is None:
+            flat: list[_Plan] = []
+            stack, seen = [self], set()
+            while stack:
+                plan = stack.pop()
+                if id(plan) not in seen:
+                    seen.add(id(plan))
+                    flat.append(plan)
+                    stack.extend(plan.alts)
+            stripped = frozenset().union(*(p.strip for p in flat))
+            kept = frozenset().union(*(p.declared - p.strip for p in flat))
+            per_key: dict[str, list[_Plan]] = {}
+            items: list[_Plan] = []
+            for plan in flat:
+                for key, sub in plan.props.items():
+                    if sub.live:
+                        per_key.setdefault(key, []).append(sub)
+                if plan.items is not None and plan.items.live:
+                    items.append(plan.items)
+            self.views = (
+                stripped - kept,
+                {key: _union(subs) for key, subs in per_key.items()},
+                _union(items) if items else None,
+            )
+        return self.views
+
+
+def _union(plans: list[_Plan]) -> _Plan:
+    if len(plans) == 1:
+        return plans[0]
+    merged = _Plan()
+    merged.alts = tuple(plans)
+    merged.live = True
+    return merged
+
+
+def _apply(value: Any, plan: _Plan) -> None:
+    """Delete, in place, the nulls ``plan`` says the projection added (hot path: kept lean)."""
+    strip, props, items = plan.views or plan.view()
+    if type(value) is dict:
+        for key in strip:
+            if key in value and value[key] is None:
+                del value[key]
+        for key, sub in props.items():
+            child = value.get(key)
+            if type(child) is dict or type(child) is list:
+                _apply(child, sub)
+    elif type(value) is list and items is not None:
+        for item in value:
+            if type(item) is dict or type(item) is list:
+                _apply(item, items)
+
+
+_PLANS: weakref.WeakKeyDictionary[Projection, _Plan | None] = weakref.WeakKeyDictionary()
+
+
+def _plan_of(projection: Projection) -> _Plan | None:
+    """Return (built once per projection) the plan of nulls to undo, or ``None`` if none."""
+    try:
+        return _PLANS[projection]
+    except KeyError:
+        pass
+    plan = _PlanBuilder(projection).build() if projection.nullable_added else None
+    _PLANS[projection] = plan
+    return plan
+
+
+class _PlanBuilder:
+    """Walk the projected schema once, marking the properties listed in ``nullable_added``."""
+
+    def __init__(self, projection: Projection) -> None:
+        self.schema = projection.schema
+        self.nullable = projection.nullable_added
+        self.refs = LocalRefs(projection.schema)
+        self.by_ref: dict[str, _Plan] = {}
+        self.plans: list[_Plan] = []
+
+    def build(self) -> _Plan | None:
+        root = self.node(self.schema, ())
+        changed = True
+        while changed:  # liveness: a plan matters if a strip is reachable from it
+            changed = False
+            for plan in self.plans:
+                if not plan.live and (plan.strip or any(c.live for c in plan.children())):
+                    plan.live = changed = True
+        return root if root.live else None
+
+    def node(self, node: Any, path: tuple[str, ...]) -> _Plan:
+        plan = _Plan()
+        self.plans.append(plan)
+        if not isinstance(node, Mapping):
+            return plan
+        alts: list[_Plan] = []
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            alts.append(self.ref(ref))
+        props = node.get("properties")
+        if isinstance(props, Mapping):
+            plan.declared = frozenset(props)
+            plan.strip = frozenset(n for n in props if (*path, "properties", n) in self.nullable)
+            plan.props = {n: self.node(s, (*path, "properties", n)) for n, s in props.items()}
+        items = node.get("items")
+        if isinstance(items, Mapping):
+            plan.items = self.node(items, (*path, "items"))
+        for key in ("anyOf", "oneOf", "allOf"):
+            branches = node.get(key)
+            if isinstance(branches, list):
+                alts.extend(self.node(b, (*path, key, str(i))) for i, b in enumerate(branches))
+        plan.alts = tuple(alts)
+        return plan
+
+    def ref(self, ref: str) -> _Plan:
+        if ref not in self.by_ref:
+            placeholder = _Plan()  # filled after the target, so cycles end here
+            self.by_ref[ref] = placeholder
+            self.plans.append(placeholder)
+            segments = tuple(s.replace("~1", "/").replace("~0", "~") for s in ref[2:].split("/"))
+            placeholder.alts = (self.node(self.refs.lookup(ref), segments if ref != "#" else ()),)
+        return self.by_ref[ref]
