@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from compiler.kinds import KINDS
 from compiler.report import Adjustment
 from registry.capabilities import Provenance, ResolvedModel
 
@@ -54,5 +55,11 @@ class Draft:
         reason: str,
         evidence: Provenance | None = None,
     ) -> None:
-        """Record one adjustment."""
+        """Record one adjustment.
+
+        Raises:
+            ValueError: ``kind`` is not in :data:`compiler.kinds.KINDS` (a bug guard).
+        """
+        if kind not in KINDS:
+            raise ValueError(f"unknown adjustment kind {kind!r}")
         self.adjustments.append(Adjustment(kind, path, requested, applied, reason, evidence))

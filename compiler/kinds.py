@@ -1,0 +1,41 @@
+"""The vocabulary of adjustment kinds: stable dotted slugs, one line each.
+
+Every kind the compiler can report is listed here, and only these; the compiler
+rejects an unlisted kind, and ``docs/adjustments.md`` documents each (a test checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = ["KINDS"]
+
+KINDS: Mapping[str, str] = {
+    "output.downgraded": "the enforcement ceiling could not be met; a weaker rung was used",
+    "schema.made_required_nullable": "an optional property became required and nullable",
+    "schema.closed_object": "additionalProperties: false was added to an object",
+    "schema.keyword_dropped": "a keyword the dialect lacks was removed and restated",
+    "schema.format_dropped": "a string format the dialect lacks was removed and restated",
+    "schema.default_stripped": "a default annotation was removed",
+    "schema.refs_inlined": "$defs/$ref were inlined for a dialect without references",
+    "schema.root_wrapped": "a non-object root was wrapped in a one-property object",
+    "schema.oneof_to_anyof": "oneOf was rewritten as anyOf",
+    "schema.discriminator_dropped": "the discriminator keyword was removed",
+    "schema.allof_merged": "a single-branch allOf was merged into its parent",
+    "schema.const_to_enum": "const was rewritten as a one-value enum",
+    "reasoning.unsupported": "reasoning asked of a model without reasoning; omitted",
+    "reasoning.cannot_disable": "none asked of a model whose reasoning is mandatory",
+    "reasoning.effort_mapped": "the effort was mapped to the nearest accepted one",
+    "reasoning.budget_clamped": "the reasoning budget was moved into its bounds",
+    "reasoning.dropped": "even the minimum reasoning budget did not fit; omitted",
+    "reasoning.effort_ignored": "a toggle-style model takes no effort level",
+    "tokens.clamped": "max_tokens was clamped to the model's limits",
+    "tokens.filled": "no answer budget set; max_tokens set to the most allowed",
+    "tokens.no_length_param": "the model lists no length parameter; none sent",
+    "param.dropped": "a parameter the model does not list was omitted",
+    "param.refused_while_reasoning": "a parameter refused while reasoning was omitted",
+    "param.fixed": "a parameter with one accepted value was set to it",
+    "param.clamped": "a value outside its range was clamped",
+    "param.mutually_exclusive": "a parameter excluded by an earlier one was omitted",
+    "routing.require_parameters": "provider.require_parameters was set to true",
+}

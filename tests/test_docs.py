@@ -1,0 +1,29 @@
+"""The docs and the code cannot drift: reference pages are checked against the schema and code."""
+
+from __future__ import annotations
+
+import re
+
+from compiler.kinds import KINDS
+from registry.declarations import models_json_schema, stages_json_schema
+from tests.conftest import ROOT
+from tests.schema_paths import key_paths
+
+HEADING = re.compile(r"^#{2,4} `([^`]+)`$", re.MULTILINE)
+
+
+def documented(page: str) -> set[str]:
+    """Return the backticked headings of a docs page."""
+    return set(HEADING.findall((ROOT / "docs" / page).read_text(encoding="utf-8")))
+
+
+def test_configuration_reference_matches_published_schemas() -> None:
+    """docs/configuration.md documents exactly the keys of both published JSON Schemas."""
+    keys = {p for p, _ in key_paths(models_json_schema())}
+    keys |= {p for p, _ in key_paths(stages_json_schema()) if ".overrides.<key>." not in p}
+    assert documented("configuration.md") == keys
+
+
+def test_adjustment_catalogue_matches_code() -> None:
+    """docs/adjustments.md documents every kind the compiler can emit, and no other."""
+    assert documented("adjustments.md") == set(KINDS)
