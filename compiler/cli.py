@@ -9,24 +9,32 @@ or messages). Errors go to stderr as one line, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["main", "run"]
+__all__ = ["CliError", "add_common_options", "load_registry", "main", "run"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 
+#: Modules that add subcommands: each has ``register(subparsers) -> {name: handler}``,
+#: a handler takes the parsed arguments and returns the exit code.
+_COMMAND_MODULES: tuple[str, ...] = ()
 
-class _Fail(Exception):
+
+class CliError(Exception):
+    """An input problem a handler reports as one stderr line with an exit code."""
+
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--metadata``, ``--models``, ``--stages`` and ``--json`` to a subcommand."""
     parser.add_argument(
         "--metadata",
         metavar="PATH",
@@ -41,7 +49,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _parser() -> argparse.ArgumentParser:
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = argparse.ArgumentParser(
         prog="capc",
         description="Compile provider-neutral stage intent into OpenRouter requests "
@@ -60,21 +71,25 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE|-",
         help='JSON list of chat messages (or {"messages": [...]}); - reads stdin',
     )
-    _common(comp)
-    return parser
+    add_common_options(comp)
+    handlers: dict[str, Handler] = {"compile": _cmd_compile}
+    for module in _COMMAND_MODULES:
+        handlers.update(importlib.import_module(module).register(sub))
+    return parser, handlers
 
 
 def _default_path(given: str | None, name: str) -> Path | None:
     if given is not None:
         path = Path(given)
         if not path.is_file():
-            raise _Fail(f"{given}: no such file", EXIT_INPUT)
+            raise CliError(f"{given}: no such file", EXIT_INPUT)
         return path
     path = Path(name)
     return path if path.is_file() else None
 
 
-def _load_registry(args: argparse.Namespace) -> Any:
+def load_registry(args: argparse.Namespace) -> Any:
+    """Load the registry named by the common options (see :func:`add_common_options`)."""
     from registry.resolver import Registry
 
     return Registry.load(
@@ -92,15 +107,15 @@ def _read_messages(spec: str | None) -> list[dict[str, Any]]:
         text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
         data = json.loads(text)
     except OSError as exc:
-        raise _Fail(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
+        raise CliError(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
     except json.JSONDecodeError as exc:
-        raise _Fail(
+        raise CliError(
             f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}", EXIT_INPUT
         ) from exc
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):
-        raise _Fail(
+        raise CliError(
             f"{where}: expected a JSON list of messages, each an object with a 'role'", EXIT_INPUT
         )
     return data
@@ -110,7 +125,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from compiler.request import compile_request
 
     messages = _read_messages(args.messages)
-    registry = _load_registry(args)
+    registry = load_registry(args)
     compiled = compile_request(args.stage, args.model, messages, registry=registry)
     report = compiled.report
     if args.json:
@@ -140,11 +155,11 @@ def _error_code(exc: Exception) -> int | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``capc`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    args = _parser().parse_args(argv)
-    commands = {"compile": _cmd_compile}
+    parser, handlers = _parser()
+    args = parser.parse_args(argv)
     try:
-        return commands[args.command](args)
-    except _Fail as exc:
+        return handlers[args.command](args)
+    except CliError as exc:
         return _die(str(exc), exc.code)
     except Exception as exc:
         code = _error_code(exc)

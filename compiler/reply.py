@@ -28,7 +28,7 @@ from compiler.projection import Projection
 
 __all__ = ["parse_reply"]
 
-_FENCE = re.compile(r"\A\s*```(?:[A-Za-z0-9_+-]*[ \t]*\r?\n)?(?P<body>.*?)\s*```\s*\Z", re.DOTALL)
+_LANGUAGE_TAG = re.compile(r"[A-Za-z0-9_+-]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -61,10 +61,8 @@ def parse_reply(
     >>> parse_reply('{"text": null}', c, project(c, DIALECTS["openai-strict"]), strip_fence=False)
     Note(text='none')
     """
-    if strip_fence and text.lstrip().startswith("```"):
-        fenced = _FENCE.match(text)
-        if fenced is not None:
-            text = fenced.group("body")
+    if strip_fence:
+        text = _unfence(text)
     plan = _plan_of(projection)
     wrapper = projection.wrapped_root
     failure: ValidationError | None = None
@@ -92,6 +90,18 @@ def parse_reply(
     except ValidationError as exc:
         failure = exc
     raise ReplyValidationError(_failures(failure, data, where))
+
+
+def _unfence(text: str) -> str:
+    """Remove one Markdown code fence around the whole text (with an optional language tag)."""
+    stripped = text.strip()
+    if len(stripped) < 6 or not (stripped.startswith("```") and stripped.endswith("```")):
+        return text
+    inner = stripped[3:-3]
+    first_line, newline, rest = inner.partition("\n")
+    if newline and _LANGUAGE_TAG.fullmatch(first_line.strip()):
+        return rest
+    return inner
 
 
 def _loads(text: str) -> Any:
