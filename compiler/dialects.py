@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from referencing import Registry
@@ -110,7 +111,7 @@ _OPENAI_FORMATS = frozenset({
     "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
 })
 
-DIALECTS: Mapping[str, Dialect] = {
+DIALECTS: Mapping[str, Dialect] = MappingProxyType({
     d.name: d
     for d in (
         Dialect(
@@ -203,7 +204,8 @@ DIALECTS: Mapping[str, Dialect] = {
             oneof_as_anyof=False,
         ),
     )
-}
+})
+"""The built-in dialects by name (read-only); derive variants with ``dataclasses.replace``."""
 
 
 def get_dialect(name: str) -> Dialect:

@@ -141,6 +141,7 @@ class ResolvedModel:
         notes: free text from models.yaml.
         declared_only: the model is absent from metadata and declared whole in YAML.
         provenance: dotted capability path -> where its value came from.
+        values: dotted capability path -> effective value (the merged leaves).
     """
 
     id: str
@@ -156,6 +157,7 @@ class ResolvedModel:
     notes: str | None
     declared_only: bool
     provenance: Mapping[str, Provenance] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
 
     def supports(self, parameter: str) -> bool:
         """Return whether ``parameter`` is in :attr:`supported_parameters`."""

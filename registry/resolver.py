@@ -32,6 +32,7 @@ from registry.declarations import (
     StageDecl,
     StagesFile,
     decl_to_layer,
+    is_glob,
     load_models_file,
     load_stages_file,
 )
@@ -112,10 +113,6 @@ def _specificity(pattern: str) -> int:
     return sum(1 for ch in pattern if ch not in "*?[]")
 
 
-def _is_glob(key: str) -> bool:
-    return any(ch in key for ch in "*?[")
-
-
 @dataclass(eq=False)
 class Registry:
     """Metadata plus declarations; resolves models per stage.
@@ -190,7 +187,7 @@ class Registry:
         """Return every model id from metadata plus exact ids declared in models.yaml."""
         ids = self.catalog.ids()
         if self.models_file is not None:
-            ids += [k for k in self.models_file.models if not _is_glob(k) and k not in ids]
+            ids += [k for k in self.models_file.models if not is_glob(k) and k not in ids]
         return ids
 
     def resolve(self, model_id: str, stage: str | None = None) -> ResolvedModel:
@@ -223,7 +220,7 @@ class Registry:
         base: tuple[str | int, ...],
         layer_name: str,
     ) -> list[Layer]:
-        matched = [k for k in entries if _is_glob(k) and fnmatch.fnmatchcase(model_id, k)]
+        matched = [k for k in entries if is_glob(k) and fnmatch.fnmatchcase(model_id, k)]
         order = {k: i for i, k in enumerate(entries)}
         matched.sort(key=lambda k: (_specificity(k), order[k]))
         if model_id in entries:
@@ -370,7 +367,18 @@ def _build(
         notes=merged.get("notes"),
         declared_only=declared_only,
         provenance=dict(provenance),
+        values=_flatten(merged),
     )
+
+
+def _flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def _decimal(value: Any) -> Decimal | None:

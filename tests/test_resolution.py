@@ -1,0 +1,151 @@
+"""Layer precedence, unset, glob specificity and provenance of resolved capabilities."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compiler import compile_request
+from registry.catalog import Catalog
+from registry.declarations import load_models_file, load_stages_file
+from registry.errors import UnknownModelError
+from registry.metadata import ModelInfo
+from registry.resolver import Registry
+from tests.conftest import ROOT
+
+MODEL = "acme/widget-1"
+PUBLISHED = {
+    "id": MODEL,
+    "context_length": 100000,
+    "top_provider": {"max_completion_tokens": 8000},
+    "supported_parameters": ["max_tokens", "temperature", "top_p", "reasoning"],
+    "reasoning": {"mandatory": False, "supported_efforts": ["high", "medium", "low"]},
+}
+
+
+def registry_with(tmp_path: Path, models_yaml: str, stages_yaml: str | None = None) -> Registry:
+    """Build a registry of one published model plus the given YAML texts."""
+    catalog = Catalog(
+        models={MODEL: ModelInfo.model_validate(PUBLISHED)},
+        source="test.json",
+        fetched_at="2026-08-19",
+        origin="file",
+    )
+    (tmp_path / "models.yaml").write_text(models_yaml)
+    stages = None
+    if stages_yaml is not None:
+        (tmp_path / "stages.yaml").write_text(stages_yaml)
+        stages = load_stages_file(tmp_path / "stages.yaml")
+    return Registry(catalog=catalog, models_file=load_models_file(tmp_path / "models.yaml"),
+                    stages_file=stages)
+
+
+def test_metadata_beats_builtin_default(tmp_path: Path) -> None:
+    """Published supported_parameters replace the built-in default list."""
+    model = registry_with(tmp_path, "models: {}\n").resolve(MODEL)
+    assert "temperature" in model.supported_parameters
+    source = model.source_of("supported_parameters")
+    assert source is not None and source.layer == "metadata" and source.fetched_at == "2026-08-19"
+
+
+def test_glob_beats_metadata(tmp_path: Path) -> None:
+    """A models.yaml glob entry overrides a published limit, and says which line."""
+    model = registry_with(
+        tmp_path, "models:\n  'acme/*':\n    limits:\n      max_completion_tokens: 4000\n"
+    ).resolve(MODEL)
+    assert model.max_completion_tokens == 4000
+    source = model.source_of("limits.max_completion_tokens")
+    assert source is not None and source.source == "models.yaml:4"
+
+
+def test_more_specific_glob_wins_whatever_the_order(tmp_path: Path) -> None:
+    """Of two matching globs, the one with more literal characters wins, even if written first."""
+    text = (
+        "models:\n"
+        "  'acme/widget-*':\n    limits: {max_completion_tokens: 3000}\n"
+        "  'acme/*':\n    limits: {max_completion_tokens: 5000}\n"
+        "  '*':\n    limits: {max_completion_tokens: 7000}\n"
+    )
+    assert registry_with(tmp_path, text).resolve(MODEL).max_completion_tokens == 3000
+
+
+def test_exact_entry_beats_every_glob(tmp_path: Path) -> None:
+    """The exact id entry wins over a more specific-looking glob."""
+    text = (
+        "models:\n"
+        f"  '{MODEL}':\n    limits: {{max_completion_tokens: 1000}}\n"
+        "  'acme/widget-?':\n    limits: {max_completion_tokens: 3000}\n"
+    )
+    assert registry_with(tmp_path, text).resolve(MODEL).max_completion_tokens == 1000
+
+
+def test_stage_override_beats_exact_entry(tmp_path: Path) -> None:
+    """A stage's per-model override wins over models.yaml, for that stage only."""
+    registry = registry_with(
+        tmp_path,
+        f"models:\n  '{MODEL}':\n    limits: {{max_completion_tokens: 1000}}\n",
+        f"stages:\n  s:\n    overrides:\n      '{MODEL}':\n        limits:\n"
+        "          max_completion_tokens: 500\n",
+    )
+    assert registry.resolve(MODEL, "s").max_completion_tokens == 500
+    assert registry.resolve(MODEL).max_completion_tokens == 1000
+    source = registry.resolve(MODEL, "s").source_of("limits.max_completion_tokens")
+    assert source is not None and source.layer == "stages.yaml" and source.source == "stages.yaml:6"
+
+
+def test_unset_removes_inherited_value(tmp_path: Path) -> None:
+    """unset in a later layer removes a value set by an earlier one (here, a published limit)."""
+    text = f"models:\n  '{MODEL}':\n    limits:\n      max_completion_tokens: unset\n"
+    model = registry_with(tmp_path, text).resolve(MODEL)
+    assert model.max_completion_tokens is None
+    assert model.source_of("limits.max_completion_tokens") is None
+
+
+def test_mappings_merge_deeply_lists_replace(tmp_path: Path) -> None:
+    """Mappings merge key by key across layers, while a list replaces the inherited one."""
+    text = (
+        "models:\n"
+        "  '*':\n    reasoning: {effort_budgets: {low: 100, high: 300}}\n"
+        "    sampling: {unsupported: [top_p]}\n"
+        f"  '{MODEL}':\n    reasoning: {{effort_budgets: {{high: 900}}}}\n"
+        "    sampling: {unsupported: [temperature]}\n"
+    )
+    model = registry_with(tmp_path, text).resolve(MODEL)
+    assert dict(model.reasoning.effort_budgets) == {"low": 100, "high": 900}
+    assert "top_p" in model.supported_parameters
+    assert "temperature" not in model.supported_parameters
+
+
+def test_unknown_model_suggests_close_ids(tmp_path: Path) -> None:
+    """An id in no source raises UnknownModelError listing close ids."""
+    with pytest.raises(UnknownModelError) as info:
+        registry_with(tmp_path, "models: {}\n").resolve("acme/widget-2")
+    assert info.value.suggestions[0] == MODEL
+
+
+def test_new_model_declared_whole_compiles_every_stage(tmp_path: Path) -> None:
+    """A model absent from metadata, declared whole in a copy of models.yaml, compiles everywhere."""
+    for name in ("models.yaml", "stages.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "contracts", tmp_path / "contracts")
+    with (tmp_path / "models.yaml").open("a") as fh:
+        fh.write(
+            "\n  my-org/private-llm:\n"
+            "    supported_parameters: [max_tokens, temperature, response_format, reasoning]\n"
+            "    limits: {context_length: 32768, max_completion_tokens: 4096}\n"
+            "    reasoning: {efforts: [low, high]}\n"
+            "    notes: self-hosted behind an OpenRouter-compatible API\n"
+        )
+    registry = Registry.load(models=tmp_path / "models.yaml", stages=tmp_path / "stages.yaml")
+    for stage in registry.stage_names():
+        req = compile_request(stage, "my-org/private-llm", registry=registry)
+        assert req.body["model"] == "my-org/private-llm"
+        assert req.body["max_tokens"] <= 4096
+        assert set(req.body) - {"model", "messages", "provider"} <= {
+            "max_tokens", "temperature", "response_format", "reasoning"}
+        assert "absent from metadata" in req.report.metadata
+    deep = compile_request("deep_analysis", "my-org/private-llm", registry=registry)
+    assert deep.body["reasoning"] == {"effort": "high"}
+    assert deep.rung == "json"
