@@ -16,10 +16,10 @@ schema is parsed back out of the text and compared with the enforced one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
+from compiler.contract import canonical_sha256
 from compiler.dialects import DIALECTS, get_dialect
 from compiler.draft import Draft
 from compiler.errors import CompilerError
@@ -32,8 +32,7 @@ __all__ = ["apply_enforcement", "schema_sha256"]
 
 def schema_sha256(schema: Any) -> str:
     """Return the hex SHA-256 of ``schema`` as compact JSON with sorted keys."""
-    text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return canonical_sha256(schema)
 
 
 def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
