@@ -126,7 +126,7 @@ def test_unknown_model_suggests_close_ids(tmp_path: Path) -> None:
 
 
 def test_new_model_declared_whole_compiles_every_stage(tmp_path: Path) -> None:
-    """A model absent from metadata, declared whole in a copy of models.yaml, compiles everywhere."""
+    """A model absent from metadata, declared whole in models.yaml, compiles for every stage."""
     for name in ("models.yaml", "stages.yaml"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "contracts", tmp_path / "contracts")
