@@ -103,20 +103,34 @@ def apply_budget(draft: Draft) -> None:
                 f"context_length {context} minus about {prompt} prompt tokens",
             )
         )
+    cap = draft.intent.max_tokens
+    if cap is not None:
+        limits.append((cap, "", "the stage's max_tokens cap"))
     limit, limit_path, limit_text = min(limits) if limits else (None, "", "")
     budget = draft.reasoning_budget
     if out is None:
         if limit is None:
             return
         total = limit
-        draft.adjust(
-            "tokens.filled",
-            "max_tokens",
-            None,
-            total,
-            f"the stage sets no output_tokens; using the most allowed ({limit_text})",
-            model.source_of(limit_path),
-        )
+        ceiling = model.max_completion_tokens
+        if ceiling is not None and ceiling > limit:
+            draft.adjust(
+                "tokens.clamped",
+                "max_tokens",
+                ceiling,
+                limit,
+                f"the model's maximum {ceiling} exceeds {limit_text}",
+                model.source_of(limit_path),
+            )
+        else:
+            draft.adjust(
+                "tokens.filled",
+                "max_tokens",
+                None,
+                total,
+                f"the stage sets no output_tokens; using the most allowed ({limit_text})",
+                model.source_of(limit_path),
+            )
     else:
         total = out + budget
         if limit is not None and total > limit:

@@ -32,6 +32,7 @@ class Draft:
         reasoning_on: reasoning will run (sent, or mandatory).
         reasoning_budget: tokens reserved for reasoning inside ``max_tokens``.
         prompt_tokens: estimated prompt size, in tokens.
+        provider_patch: ``provider`` keys the compiler sets over the declared routing.
     """
 
     intent: Intent
@@ -45,6 +46,7 @@ class Draft:
     reasoning_on: bool = False
     reasoning_budget: int = 0
     prompt_tokens: int = 0
+    provider_patch: dict[str, Any] = field(default_factory=dict)
 
     def adjust(
         self,

@@ -37,6 +37,10 @@ class Intent:
         instructions: template of the instruction message (must contain ``{schema}``),
             or ``None`` for the built-in wording.
         estimated_prompt_tokens: the caller's estimate of its own prompt, in tokens.
+        max_tokens: hard cap on the whole completion (answer plus reasoning), in
+            tokens; the reasoning budget shrinks first to fit under it.
+        provider: OpenRouter ``provider`` routing set by the caller; wins over the
+            declared routing (e.g. to pin one endpoint).
     """
 
     stage: str
@@ -49,6 +53,8 @@ class Intent:
     policy: Mapping[str, str] = field(default_factory=dict)
     instructions: str | None = None
     estimated_prompt_tokens: int | None = None
+    max_tokens: int | None = None
+    provider: Mapping[str, Any] | None = None
 
     @classmethod
     def from_stage(cls, name: str, decl: StageDecl, *, base_dir: Path) -> Intent:
@@ -76,4 +82,5 @@ class Intent:
             policy=dict(decl.policy),
             instructions=decl.instructions,
             estimated_prompt_tokens=decl.estimated_prompt_tokens,
+            max_tokens=decl.max_tokens,
         )

@@ -38,4 +38,6 @@ KINDS: Mapping[str, str] = {
     "param.clamped": "a value outside its range was clamped",
     "param.mutually_exclusive": "a parameter excluded by an earlier one was omitted",
     "routing.require_parameters": "provider.require_parameters was set to true",
+    "routing.param_dropped": "no allowed endpoint supports the whole set; a want was dropped",
+    "routing.restricted": "provider.only narrowed to endpoints that can serve the request",
 }

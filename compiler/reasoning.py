@@ -111,8 +111,11 @@ def apply_reasoning(draft: Draft) -> None:
             return
         lowest = accepted[0] if accepted else "minimal"
         applied: Any = lowest
+        minimum_budget = None
         if caps.style == "budget":
-            applied = f"{lowest} (budget {_budget_for(draft, lowest)} tokens)"
+            # The nearest setting to "off" is the smallest budget the model accepts.
+            minimum_budget = caps.budget_min or _budget_for(draft, lowest)
+            applied = f"minimum budget {minimum_budget} tokens"
         draft.adjust(
             "reasoning.cannot_disable",
             "reasoning",
@@ -121,6 +124,11 @@ def apply_reasoning(draft: Draft) -> None:
             "reasoning is mandatory for this model; its lowest setting is used instead",
             model.source_of("reasoning.can_disable"),
         )
+        draft.reasoning_on = True
+        if minimum_budget is not None:
+            draft.params["reasoning"] = {"max_tokens": minimum_budget}
+            draft.reasoning_budget = minimum_budget
+            return
         effort = lowest
     else:
         effort = requested

@@ -26,6 +26,7 @@ from compiler.projection import Projection
 from compiler.reasoning import apply_reasoning
 from compiler.reply import parse_reply
 from compiler.report import AdjustmentReport
+from compiler.routing import apply_endpoints
 from compiler.sampling import apply_sampling
 from registry.resolver import Registry
 
@@ -205,12 +206,15 @@ def compile_request(
     """
     registry = registry if registry is not None else default_registry()
     intent = stage if isinstance(stage, Intent) else _intent(registry, stage)
-    resolved = registry.resolve(model, intent.stage if isinstance(stage, str) else None)
+    resolved = registry.resolve(
+        model, intent.stage if isinstance(stage, str) else None, provider=intent.provider
+    )
     draft = Draft(intent=intent, model=resolved, messages=[dict(m) for m in messages])
     apply_enforcement(draft)
     apply_reasoning(draft)
     apply_budget(draft)
     apply_sampling(draft)
+    apply_endpoints(draft)
     body = _render(draft)
     report = AdjustmentReport(
         stage=intent.stage,
@@ -248,7 +252,7 @@ def _render(draft: Draft) -> dict[str, Any]:
             body[key] = draft.params[key]
     for key, value in draft.params.items():
         body.setdefault(key, value)
-    provider = dict(draft.model.provider)
+    provider = {**draft.model.provider, **draft.provider_patch}
     relies = [k for k in body if k not in ("model", "messages")]
     if relies and provider.get("require_parameters") is not True:
         draft.adjust(

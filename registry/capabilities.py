@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "EFFORT_RANK",
+    "EndpointCaps",
     "Provenance",
     "ReasoningCaps",
     "ResolvedModel",
@@ -68,6 +69,41 @@ class Provenance:
             "fetched_at": self.fetched_at,
             "text": str(self),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointCaps:
+    """What one serving endpoint accepts (from ``/models/{id}/endpoints``).
+
+    Attributes:
+        tag: the routing slug (``deepinfra/fp8``), or ``None`` when unknown.
+        provider_name: display name (``DeepInfra``).
+        supported_parameters: parameters this endpoint accepts; the definitive set for
+            ``provider.require_parameters``.
+        context_length: context window in tokens, or ``None``.
+        max_completion_tokens: largest completion in tokens, or ``None``.
+        quantization: ``fp8``, ``bf16``, ... or ``None``.
+    """
+
+    tag: str | None
+    provider_name: str | None
+    supported_parameters: frozenset[str]
+    context_length: int | None = None
+    max_completion_tokens: int | None = None
+    quantization: str | None = None
+
+    def matches(self, slug: str) -> bool:
+        """Return whether a routing slug selects this endpoint (base slug, full slug or name)."""
+        want = slug.strip().lower()
+        tag = (self.tag or "").lower()
+        if want == tag or (tag.startswith(want + "/") and "/" not in want):
+            return True
+        return self.provider_name is not None and want == self.provider_name.strip().lower()
+
+    @property
+    def label(self) -> str:
+        """The tag, else the provider name, for messages."""
+        return self.tag or self.provider_name or "?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +178,10 @@ class ResolvedModel:
         declared_only: the model is absent from metadata and declared whole in YAML.
         provenance: dotted capability path -> where its value came from.
         values: dotted capability path -> effective value (the merged leaves).
+        endpoints: the endpoints that may serve the request (all published endpoints,
+            or those the routing allows); empty when no endpoint data is loaded.
+        routing_restricted: the ``provider`` object limits the endpoints, so the
+            capabilities above are those of :attr:`endpoints`.
     """
 
     id: str
@@ -158,6 +198,8 @@ class ResolvedModel:
     declared_only: bool
     provenance: Mapping[str, Provenance] = field(default_factory=dict)
     values: Mapping[str, Any] = field(default_factory=dict)
+    endpoints: tuple[EndpointCaps, ...] = ()
+    routing_restricted: bool = False
 
     def supports(self, parameter: str) -> bool:
         """Return whether ``parameter`` is in :attr:`supported_parameters`."""

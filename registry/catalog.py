@@ -58,9 +58,13 @@ class Catalog:
         source: file path, URL, or ``"bundled seed"``.
         fetched_at: when the data was fetched, as an ISO date (``"2026-08-19"``) or an
             ISO UTC datetime; ``None`` when unknown.
-        origin: how the catalog was obtained: ``"file"`` or ``"seed"`` (later also
-            ``"cache"``, ``"fetch"``, ``"stale-cache"``).
+        origin: how the catalog was obtained: ``"file"``, ``"seed"``, ``"cache"`` (a
+            fresh cached copy), ``"fetch"`` (fetched just now) or ``"stale-cache"`` (a
+            cached copy older than its TTL, served because a fetch failed or was not
+            allowed).
         stale: the data is known to be older than the caller wanted.
+        note: one line on how the catalog was obtained when that is worth saying
+            (a failed fetch, a rejected payload, offline mode); ``None`` otherwise.
     """
 
     models: Mapping[str, ModelInfo] = field(repr=False, hash=False)
@@ -68,6 +72,7 @@ class Catalog:
     fetched_at: str | None
     origin: str
     stale: bool = False
+    note: str | None = None
 
     def get(self, model_id: str) -> ModelInfo | None:
         """Look a model up by its exact id.
@@ -116,9 +121,11 @@ class Catalog:
         """Describe the catalog in one line for reports.
 
         Returns:
-            For example ``"models-2026-08-19.json (file, as of 2026-08-19)"`` or
-            ``"bundled seed (as of 2026-08-19)"``; ``", stale"`` is appended inside the
-            parentheses when :attr:`stale` is set.
+            For example ``"models-2026-08-19.json (file, as of 2026-08-19)"``,
+            ``"openrouter.ai/api/v1/models (cache, as of 2026-08-19T10:00:00+00:00)"``
+            or ``"bundled seed (as of 2026-08-19)"``. When :attr:`stale` is set,
+            ``"stale, 3 days old"`` (the age now) is appended inside the parentheses,
+            or just ``"stale"`` when the date is unknown.
         """
         details: list[str] = []
         if self.origin == "seed" and self.source == _SEED_SOURCE:
@@ -129,12 +136,50 @@ class Catalog:
         if self.fetched_at:
             details.append(f"as of {self.fetched_at}")
         if self.stale:
-            details.append("stale")
+            age = _age_text(self.fetched_at)
+            details.append(f"stale, {age} old" if age else "stale")
         return f"{name} ({', '.join(details)})" if details else name
 
 
+def _age_text(fetched_at: str | None, now: datetime | None = None) -> str | None:
+    """Return how long ago ``fetched_at`` (ISO date or datetime) was, e.g. ``"3 days"``."""
+    if not fetched_at:
+        return None
+    try:
+        when = datetime.fromisoformat(fetched_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    seconds = max(((now or datetime.now(UTC)) - when).total_seconds(), 0.0)
+    return format_age(seconds)
+
+
+def format_age(seconds: float) -> str:
+    """Render a duration for people: ``"45 s"``, ``"12 min"``, ``"5 h"``, ``"3 days"``.
+
+    Args:
+        seconds: the duration in seconds (negative counts as 0).
+
+    Returns:
+        The duration rounded down to its largest unit.
+    """
+    seconds = max(seconds, 0.0)
+    if seconds < 120:
+        return f"{int(seconds)} s"
+    if seconds < 2 * 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h"
+    days = int(seconds // 86400)
+    return f"{days} days"
+
+
 def _short_name(source: str) -> str:
-    """Return the last path segment of a file path or URL (the source itself if none)."""
+    """Return host and path of an http(s) URL, else the last path segment of a file path or URL."""
+    if source.startswith(("http://", "https://")):
+        parsed = urlparse(source)
+        return f"{parsed.hostname or ''}{parsed.path}" or source
     tail = source.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
     return tail or source
 

@@ -431,6 +431,8 @@ class StageDecl(_Decl):
     """Reasoning depth wanted."""
     output_tokens: Annotated[int, Field(gt=0)] | None = None
     """Answer budget in tokens (visible output); the reasoning budget is added on top."""
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    """Hard cap in tokens on the whole completion (answer plus reasoning)."""
     sampling: dict[SamplingName, float | int | str | list[str]] = Field(default_factory=dict)
     """Sampling wanted, in the order written; only these are ever sent."""
     output: OutputDecl = OutputDecl()

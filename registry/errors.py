@@ -7,6 +7,7 @@ class below and chained with ``from``::
     RegistryError
     ├── MetadataError          metadata that cannot be read or parsed (file, URL, payload)
     ├── DeclarationError       models.yaml / stages.yaml that is invalid (file, line, key path)
+    ├── RoutingError           provider routing that matches no endpoint (carries close slugs)
     ├── UnknownModelError      a model id found in no source (carries close matches)
     └── UnknownStageError      a stage name not declared in stages.yaml (carries close matches)
 """
@@ -20,6 +21,7 @@ __all__ = [
     "DeclarationError",
     "MetadataError",
     "RegistryError",
+    "RoutingError",
     "UnknownModelError",
     "UnknownStageError",
     "closest",
@@ -114,3 +116,17 @@ class UnknownStageError(_UnknownName):
     """A stage name that stages.yaml does not declare."""
 
     noun = "stage"
+
+
+class RoutingError(RegistryError):
+    """A ``provider`` routing object that no endpoint of the model can satisfy.
+
+    Attributes:
+        suggestions: the closest endpoint slugs, for a misspelt one.
+    """
+
+    def __init__(self, message: str, *, suggestions: list[str]) -> None:
+        self.suggestions = suggestions
+        if suggestions:
+            message += "; did you mean " + ", ".join(repr(s) for s in suggestions) + "?"
+        super().__init__(message)

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from registry.capabilities import (
     EFFORT_RANK,
+    EndpointCaps,
     Provenance,
     ReasoningCaps,
     ResolvedModel,
     SamplingRules,
 )
-from registry.catalog import Catalog, bundled_catalog, load_catalog
+from registry.catalog import Catalog, bundled_catalog, load_catalog, load_endpoints
 from registry.declarations import (
     ModelDecl,
     ModelsFile,
@@ -38,7 +39,8 @@ from registry.declarations import (
 )
 from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.merge import Layer, merge_layers
-from registry.metadata import ModelInfo
+from registry.metadata import EndpointList, ModelInfo
+from registry.routing import allowed_endpoints, endpoint_caps, restricts
 from registry.yamlsource import UNSET
 
 __all__ = ["DEFAULT_SAMPLING_RANGES", "Registry"]
@@ -126,7 +128,8 @@ class Registry:
     catalog: Catalog
     models_file: ModelsFile | None = None
     stages_file: StagesFile | None = None
-    _cache: dict[tuple[str, str | None], ResolvedModel] = field(
+    endpoint_lists: Mapping[str, EndpointList] = field(default_factory=dict)
+    _cache: dict[tuple[str, str | None, str], ResolvedModel] = field(
         default_factory=dict, init=False, repr=False
     )
 
@@ -137,6 +140,7 @@ class Registry:
         metadata: str | Path | None = None,
         models: str | Path | None = None,
         stages: str | Path | None = None,
+        endpoints: str | Path | None = None,
     ) -> Registry:
         """Load a registry from files.
 
@@ -145,6 +149,8 @@ class Registry:
                 uses the bundled seed catalog.
             models: path of models.yaml, or ``None`` for no declarations.
             stages: path of stages.yaml, or ``None`` for no stages.
+            endpoints: a ``/endpoints`` response or a bundle of them (file path), or
+                ``None``.
 
         Raises:
             MetadataError: the metadata file cannot be read or parsed.
@@ -155,6 +161,7 @@ class Registry:
             catalog=catalog,
             models_file=None if models is None else load_models_file(models),
             stages_file=None if stages is None else load_stages_file(stages),
+            endpoint_lists={} if endpoints is None else load_endpoints(endpoints),
         )
 
     # -- stages -----------------------------------------------------------------
@@ -190,12 +197,26 @@ class Registry:
             ids += [k for k in self.models_file.models if not is_glob(k) and k not in ids]
         return ids
 
-    def resolve(self, model_id: str, stage: str | None = None) -> ResolvedModel:
+    def endpoints(self, model_id: str) -> EndpointList | None:
+        """Return the published endpoints of ``model_id``, or ``None`` when not loaded."""
+        return self.endpoint_lists.get(model_id)
+
+    def resolve(
+        self,
+        model_id: str,
+        stage: str | None = None,
+        *,
+        provider: Mapping[str, Any] | None = None,
+    ) -> ResolvedModel:
         """Resolve ``model_id`` (for ``stage`` when given) to its capabilities.
 
         Args:
             model_id: an OpenRouter model id such as ``anthropic/claude-sonnet-4.5``.
             stage: a stage name whose per-model overrides apply, or ``None``.
+            provider: OpenRouter ``provider`` routing that wins over every declared one
+                (e.g. pinning one endpoint); when it, or the declared routing, restricts
+                the endpoints and endpoint data is loaded, the capabilities are those of
+                the allowed endpoints.
 
         Returns:
             The merged, frozen capabilities with provenance for every value.
@@ -204,11 +225,12 @@ class Registry:
             UnknownModelError: the id is in no metadata source and not declared whole
                 (an exact models.yaml entry with ``supported_parameters``).
             UnknownStageError: ``stage`` is not declared.
+            RoutingError: a provider slug matches no endpoint, or none is left.
         """
-        key = (model_id, stage)
+        key = (model_id, stage, "" if not provider else repr(sorted(provider.items())))
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._resolve(model_id, stage)
+            cached = self._resolve(model_id, stage, provider)
             self._cache[key] = cached
         return cached
 
@@ -235,7 +257,9 @@ class Registry:
             layers.append(Layer(values, _yaml_provenance(file, prefix, layer_name)))
         return layers
 
-    def _resolve(self, model_id: str, stage: str | None) -> ResolvedModel:
+    def _resolve(
+        self, model_id: str, stage: str | None, provider: Mapping[str, Any] | None
+    ) -> ResolvedModel:
         info = self.catalog.get(model_id)
         models = {} if self.models_file is None else self.models_file.models
         exact = models.get(model_id)
@@ -262,8 +286,36 @@ class Registry:
                 ("stages", stage, "overrides"),
                 "stages.yaml",
             )
+        if provider:
+            layers.append(Layer({"provider": dict(provider)}, _caller_provenance))
         merged, provenance = merge_layers(layers)
-        return _build(model_id, merged, provenance, declared_only=info is None)
+        listed = self.endpoints(model_id)
+        caps = () if listed is None else endpoint_caps(listed)
+        restricted = bool(caps) and restricts(merged.get("provider", {}))
+        if restricted:
+            caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
+            at = 2 if info is not None else 1
+            layers.insert(at, Layer(_endpoint_values(caps), self._endpoint_provenance(caps)))
+            merged, provenance = merge_layers(layers)
+        model = _build(model_id, merged, provenance, declared_only=info is None)
+        return replace(model, endpoints=caps, routing_restricted=restricted)
+
+    def _endpoint_provenance(
+        self, caps: tuple[EndpointCaps, ...]
+    ) -> Callable[[tuple[str, ...]], Provenance]:
+        labels = ", ".join(c.label for c in caps)
+        catalog = self.catalog
+
+        def provenance(path: tuple[str, ...]) -> Provenance:
+            dotted = ".".join(path)
+            return Provenance(
+                layer="endpoints",
+                source=f"/endpoints of the allowed providers ({labels})",
+                field=_METADATA_FIELDS.get(dotted, dotted).replace("top_provider.", ""),
+                fetched_at=catalog.fetched_at,
+            )
+
+        return provenance
 
     def _metadata_provenance(self) -> Callable[[tuple[str, ...]], Provenance]:
         catalog = self.catalog
@@ -278,6 +330,28 @@ class Registry:
             )
 
         return provenance
+
+
+def _endpoint_values(caps: tuple[EndpointCaps, ...]) -> dict[str, Any]:
+    """Capabilities of a set of allowed endpoints: the union of their parameters (one
+    of them must serve the whole set, checked by the compiler) and the smallest limits
+    (so the request fits whichever endpoint serves it)."""
+    values: dict[str, Any] = {
+        "supported_parameters": sorted(set().union(*(c.supported_parameters for c in caps)))
+    }
+    limits = {}
+    for key in ("context_length", "max_completion_tokens"):
+        known = [getattr(c, key) for c in caps if getattr(c, key)]
+        if known:
+            limits[key] = min(known)
+    if limits:
+        values["limits"] = limits
+    return values
+
+
+def _caller_provenance(path: tuple[str, ...]) -> Provenance:
+    return Provenance(layer="caller", source="compile_request(provider=...)",
+                      field=".".join(path))
 
 
 def _put(values: dict[str, Any], path: list[str], value: Any) -> None:

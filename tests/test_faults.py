@@ -6,6 +6,8 @@ a models.yaml written to a temporary directory, and its ``intent`` an Intent.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler import Intent, compile_request
+from compiler import AdjustmentRefused, Intent, PromptTooLongError, compile_request
+from compiler.instructions import extract_shown_schema
 from compiler.contract import OutputContract
 from registry.catalog import Catalog
 from registry.declarations import load_models_file
-from registry.metadata import ModelInfo
+from registry.metadata import EndpointList, ModelInfo
 from registry.resolver import Registry
 from tests.conftest import SHARED
 
@@ -65,7 +68,7 @@ def build(case: dict[str, Any], tmp_path: Path, **intent_changes: Any) -> tuple[
     """Build a registry and an intent from a fault case."""
     inp = case["input"]
     caps = dict(inp["capabilities"])
-    caps.pop("endpoints", None)
+    endpoints = caps.pop("endpoints", None)
     info = ModelInfo.model_validate({"id": inp["model_id"], **caps})
     catalog = Catalog(
         models={info.id: info},
@@ -75,7 +78,18 @@ def build(case: dict[str, Any], tmp_path: Path, **intent_changes: Any) -> tuple[
     )
     models_yaml = tmp_path / "models.yaml"
     models_yaml.write_text(yaml.safe_dump(overrides_to_yaml(info.id, inp["overrides"])))
-    registry = Registry(catalog=catalog, models_file=load_models_file(models_yaml))
+    endpoint_lists = {}
+    if endpoints:
+        endpoint_lists[info.id] = EndpointList.model_validate({
+            "id": info.id,
+            "endpoints": [
+                {"provider_name": e["provider"], "tag": e["provider"].lower().replace(" ", "-"),
+                 "supported_parameters": e["supported_parameters"]}
+                for e in endpoints
+            ],
+        })
+    registry = Registry(catalog=catalog, models_file=load_models_file(models_yaml),
+                        endpoint_lists=endpoint_lists)
     intent_in = inp["intent"]
     contract = None
     if inp.get("output_model"):
@@ -100,6 +114,9 @@ def build(case: dict[str, Any], tmp_path: Path, **intent_changes: Any) -> tuple[
         "sampling": tuple((intent_in.get("sampling") or {}).items()),
         "ceiling": CEILING[intent_in.get("output", "none")],
         "estimated_prompt_tokens": intent_in.get("estimated_prompt_tokens"),
+        "provider": intent_in.get("routing"),
+        "max_tokens": intent_in.get("max_output_tokens")
+        if intent_in.get("output_budget_is_hard_cap") else None,
     }
     fields.update(intent_changes)
     return registry, Intent(**fields)
@@ -164,3 +181,123 @@ def test_c07_minimal_maps_to_low(tmp_path: Path) -> None:
     assert req.body["reasoning"] == {"effort": "low"}
     [adj] = req.report.by_kind("reasoning.effort_mapped")
     assert (adj.requested, adj.applied) == ("minimal", "low")
+
+
+def test_c05_temperature_fixed_while_thinking(tmp_path: Path) -> None:
+    """C05: reasoning stays on and temperature 0 becomes 1 (the only value while thinking)."""
+    case = load_case("C05")
+    registry, intent = build(case, tmp_path)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert "reasoning" in req.body
+    assert req.body.get("temperature", "absent") in case["expected"]["request"][
+        "acceptable_temperature"]
+    [adj] = req.report.by_kind("param.fixed")
+    assert (adj.path, adj.requested, adj.applied) == ("temperature", 0.0, 1)
+
+
+def test_c09_none_on_mandatory_reasoning_uses_minimum_budget(tmp_path: Path) -> None:
+    """C09: none on a model that cannot disable thinking sends the minimum budget, reported."""
+    case = load_case("C09")
+    registry, intent = build(case, tmp_path)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    for path, bad in case["expected"]["request"]["must_not_include_values"].items():
+        assert dotted(req.body, path) not in bad
+    assert 128 <= req.body["reasoning"]["max_tokens"] <= 32768
+    assert req.body["reasoning"]["max_tokens"] < req.body["max_tokens"]
+    [adj] = req.report.by_kind("reasoning.cannot_disable")
+    assert adj.requested == "none" and "128" in adj.applied
+
+
+def test_c11_budget_capped_under_hard_max_tokens(tmp_path: Path) -> None:
+    """C11: a 48000 budget under a hard cap of 4000 is clamped into [1024, 3999], reported."""
+    case = load_case("C11")
+    registry, intent = build(case, tmp_path)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert req.body["max_tokens"] == 4000
+    assert 1024 <= req.body["reasoning"]["max_tokens"] < 4000
+    clamped = req.report.by_kind("reasoning.budget_clamped")
+    assert clamped and clamped[-1].requested == 48000
+
+
+def test_c11_variant_minimum_budget_cannot_fit(tmp_path: Path) -> None:
+    """C11 variant: with a cap of 1000 even the 1024 minimum cannot fit, so reasoning is dropped."""
+    case = load_case("C11")
+    registry, intent = build(case, tmp_path, output_tokens=1000, max_tokens=1000)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert "reasoning" not in req.body
+    assert req.body["max_tokens"] == 1000
+    [adj] = req.report.by_kind("reasoning.dropped")
+    assert adj.applied is None
+
+
+def test_c13_max_tokens_leaves_room_for_prompt(tmp_path: Path) -> None:
+    """C13: without an answer budget, max_tokens is clamped so prompt + output fit the context."""
+    case = load_case("C13")
+    registry, intent = build(case, tmp_path)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert 0 < req.body["max_tokens"]
+    assert req.body["max_tokens"] + 7884 <= 131072
+    [adj] = req.report.by_kind("tokens.clamped")
+    assert adj.requested == 131072
+
+
+def test_c13_variant_prompt_alone_exceeds_context(tmp_path: Path) -> None:
+    """C13 variant: a prompt larger than the context is refused before sending."""
+    case = load_case("C13")
+    registry, intent = build(case, tmp_path, estimated_prompt_tokens=140000)
+    with pytest.raises(PromptTooLongError, match="context"):
+        compile_request(intent, case["input"]["model_id"], registry=registry)
+
+
+def test_c15_capabilities_come_from_pinned_endpoint(tmp_path: Path) -> None:
+    """C15: pinned to OpenAI, whose endpoint lacks temperature, temperature is dropped."""
+    case = load_case("C15")
+    registry, intent = build(case, tmp_path)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert req.body["provider"]["only"] == ["OpenAI"]
+    assert req.body["provider"]["require_parameters"] is True
+    assert "temperature" not in req.body
+    [adj] = req.report.by_kind("param.dropped")
+    assert adj.path == "temperature"
+    assert adj.evidence is not None and adj.evidence.layer == "endpoints"
+    openai = set(case["input"]["capabilities"]["endpoints"][0]["supported_parameters"])
+    assert set(req.body) - {"model", "messages", "provider"} <= openai
+
+
+def test_c17_strict_request_restricted_to_structured_output_endpoints(tmp_path: Path) -> None:
+    """C17: a strict request is routed only to endpoints that list structured_outputs."""
+    case = load_case("C17")
+    registry, intent = build(case, tmp_path)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert req.body["response_format"]["type"] == "json_schema"
+    assert req.body["response_format"]["json_schema"]["strict"] is True
+    assert req.body["provider"]["require_parameters"] is True
+    assert req.body["provider"]["only"] == ["anthropic"]
+    [adj] = req.report.by_kind("routing.restricted")
+    assert adj.applied == ["anthropic"]
+
+
+def test_c17_variant_no_strict_endpoint_downgrades_or_refuses(tmp_path: Path) -> None:
+    """C17 variant: with Anthropic ignored, strict output downgrades to JSON mode (or refuses)."""
+    case = load_case("C17")
+    registry, intent = build(case, tmp_path, provider={"ignore": ["Anthropic"]})
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert req.body["response_format"] == {"type": "json_object"}
+    assert req.report.by_kind("output.downgraded")
+    required = dataclasses.replace(intent, output_policy="required")
+    with pytest.raises(AdjustmentRefused):
+        compile_request(required, case["input"]["model_id"], registry=registry)
+
+
+def test_c26_json_mode_shows_schema_and_sets_max_tokens(tmp_path: Path) -> None:
+    """C26: JSON mode carries a JSON-only instruction with the validation schema, and max_tokens."""
+    case = load_case("C26")
+    registry, intent = build(case, tmp_path)
+    req = compile_request(intent, case["input"]["model_id"], registry=registry)
+    assert req.body["response_format"] == {"type": "json_object"}
+    assert 0 < req.body["max_tokens"] <= 4096
+    text = req.body["messages"][0]["content"]
+    assert "JSON" in text
+    assert req.projection is not None and req.projection.schema_json in text
+    assert extract_shown_schema(text) == json.loads(req.projection.schema_json)
+    assert req.parse_reply('{"steps": ["a", "b"]}').steps == ["a", "b"]

@@ -1,0 +1,365 @@
+"""Where metadata comes from: a file, or OpenRouter through the cache, with fallbacks.
+
+:func:`load_metadata` returns the models :class:`~registry.catalog.Catalog`:
+
+* a file path or ``file://`` URL is read as it is (origin ``"file"``);
+* for OpenRouter (the default, or any ``http(s)://`` URL) the first of these that works
+  is served: a **fresh cached copy** (origin ``"cache"``), a **fetch** (``"fetch"``,
+  stored in the cache when it passes the integrity guard), the **stale cached copy**
+  (``"stale-cache"``), the **bundled seed** (``"seed"``). With ``offline`` set no
+  request is made.
+
+:func:`load_endpoints_for` does the same for one model's ``/endpoints`` response,
+without a seed: when nothing can be had it returns ``None``. Network faults never raise
+from either function; what happened is said in one line (``Catalog.note``, or the
+``notes`` list passed in) and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from registry.cache import CacheEntry, CacheError, Kind, MetadataCache, RejectedPayload
+from registry.catalog import SEED_DATE, Catalog, bundled_catalog, format_age, load_catalog
+from registry.errors import MetadataError
+from registry.metadata import EndpointList, ModelInfo
+from registry.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from registry.fetch import Progress, Sleep
+
+__all__ = [
+    "is_remote",
+    "load_endpoints_for",
+    "load_metadata",
+    "open_cache",
+    "reporting_progress",
+]
+
+_log = logging.getLogger(__name__)
+
+_PROGRESS: ContextVar[Progress | None] = ContextVar("capc_progress", default=None)
+
+
+@contextmanager
+def reporting_progress(progress: Progress | None) -> Iterator[None]:
+    """Send a line before every request made in this context to ``progress``.
+
+    Used by the CLI to show long fetches on a terminal when the registry is loaded by
+    code that does not take a ``progress`` argument. An explicit ``progress`` argument
+    of :func:`load_metadata` or :func:`load_endpoints_for` wins.
+
+    Args:
+        progress: the callback, or ``None`` for no progress.
+
+    Yields:
+        Nothing; the callback is active until the block ends.
+    """
+    token = _PROGRESS.set(progress)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def is_remote(location: str | Path | None) -> bool:
+    """Whether a metadata location is fetched over HTTP (``None`` means OpenRouter).
+
+    Args:
+        location: a file path, a ``file://``/``http(s)://`` URL, or ``None``.
+
+    Returns:
+        ``True`` for ``None`` and ``http(s)://`` URLs.
+    """
+    if location is None:
+        return True
+    return isinstance(location, str) and location.lower().startswith(("http://", "https://"))
+
+
+def open_cache(settings: Settings) -> MetadataCache:
+    """Return the metadata cache in ``settings.cache_dir`` (opened lazily).
+
+    Args:
+        settings: supplies ``cache_dir``.
+
+    Returns:
+        The cache; close it (or use it as a context manager) when done.
+    """
+    return MetadataCache(settings.cache_dir)
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _index(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
+    by_id: dict[str, ModelInfo] = {}
+    for model in models:
+        by_id.setdefault(model.id, model)
+    return MappingProxyType(by_id)
+
+
+class _Attempt:
+    """What happened while getting one payload: the data, the cache entry, a note."""
+
+    def __init__(self) -> None:
+        self.entry: CacheEntry | None = None
+        self.parsed: list[ModelInfo] | EndpointList | None = None
+        self.origin = ""
+        self.stale = False
+        self.fetched_at: datetime | None = None
+        self.note: str | None = None
+
+
+def _parsed_entry(entry: CacheEntry) -> list[ModelInfo] | EndpointList | None:
+    """Parse a cached entry again; ``None`` (logged) when it no longer parses."""
+    from registry.cache import check_payload
+
+    try:
+        return check_payload(entry.kind, entry.payload, source=entry.source)
+    except MetadataError as exc:
+        _log.warning("cached copy of %s no longer parses (%s); ignored", entry.source, exc)
+        return None
+
+
+def _obtain(
+    url: str,
+    kind: Kind,
+    *,
+    settings: Settings,
+    client: httpx.Client | None,
+    sleep: Sleep | None,
+    progress: Progress | None,
+    refresh: bool,
+) -> _Attempt:
+    """Run the fallback order for one URL (without the seed step).
+
+    The cache key and every message use the URL without credentials; the request uses
+    ``url`` as given.
+    """
+    from registry.fetch import FetchError, fetch_url, redact_url
+
+    key = redact_url(url)
+    progress = progress if progress is not None else _PROGRESS.get()
+    result = _Attempt()
+    what = "models list" if kind == "models" else "endpoints"
+    with MetadataCache(settings.cache_dir) as cache:
+        cache_problem: str | None = None
+        entry: CacheEntry | None = None
+        try:
+            entry = cache.get(key)
+        except CacheError as exc:
+            cache_problem = f"cache unavailable ({exc})"
+            _log.warning("%s", cache_problem)
+        parsed = None if entry is None else _parsed_entry(entry)
+        if parsed is None:
+            entry = None
+        fresh = entry is not None and entry.is_fresh(settings.ttl)
+
+        if entry is not None and parsed is not None and fresh and not refresh:
+            result.entry, result.parsed, result.origin = entry, parsed, "cache"
+            result.fetched_at = entry.fetched_at
+            return result
+
+        if settings.offline:
+            problem = "offline (CAPC_OFFLINE)"
+        else:
+            try:
+                fetched = fetch_url(
+                    url, settings=settings, client=client, sleep=sleep, progress=progress
+                )
+            except FetchError as exc:
+                problem = f"fetch failed ({exc.summary})"
+            except MetadataError as exc:  # e.g. a model id that is not author/slug
+                problem = f"cannot fetch ({exc})"
+            else:
+                try:
+                    _, new = cache.store(
+                        key,
+                        fetched.content,
+                        kind=kind,
+                        fetched_at=fetched.fetched_at,
+                        max_shrink=settings.max_shrink,
+                    )
+                except RejectedPayload as exc:
+                    problem = f"fetched {what} rejected: {exc.reason}"
+                except CacheError as exc:
+                    # The payload is good (it parsed) but could not be written: serve it.
+                    from registry.cache import check_payload
+
+                    result.parsed = check_payload(kind, fetched.content, source=key)
+                    result.origin, result.fetched_at = "fetch", fetched.fetched_at
+                    result.note = f"fetched {what}; not cached ({exc})"
+                    return result
+                else:
+                    result.parsed, result.origin = new, "fetch"
+                    result.fetched_at = fetched.fetched_at
+                    if fetched.attempts > 1:
+                        result.note = f"fetched {what} after {fetched.attempts} attempts"
+                    if cache_problem:
+                        result.note = f"fetched {what}; {cache_problem}"
+                    return result
+
+        if entry is not None and parsed is not None:
+            result.entry, result.parsed = entry, parsed
+            result.fetched_at = entry.fetched_at
+            age = format_age(entry.age().total_seconds())
+            if fresh:
+                result.origin = "cache"
+                result.note = (
+                    f"{problem}; kept the cached copy from {_when(entry.fetched_at)} "
+                    f"({age} old, still fresh)"
+                )
+            else:
+                result.origin, result.stale = "stale-cache", True
+                result.note = (
+                    f"{problem}; serving the cached copy from {_when(entry.fetched_at)}, "
+                    f"stale: {age} old"
+                )
+            return result
+        result.note = problem if cache_problem is None else f"{problem}; {cache_problem}"
+        return result
+
+
+def load_metadata(
+    location: str | Path | None = None,
+    *,
+    settings: Settings | None = None,
+    client: httpx.Client | None = None,
+    sleep: Sleep | None = None,
+    progress: Progress | None = None,
+    refresh: bool = False,
+) -> Catalog:
+    """Load the models catalog from a file or from OpenRouter, falling back as needed.
+
+    For OpenRouter the order is: fresh cache -> fetch -> stale cache -> bundled seed.
+    Fetch and cache faults never raise here; they end in a fallback, and
+    :attr:`Catalog.note` says what happened in one line (also logged).
+
+    Args:
+        location: a file path or ``file://`` URL (read as it is); an ``http(s)://``
+            URL of a models list; ``None`` for ``{settings.base_url}/models``.
+        settings: sources, timeouts, cache and TTL; default :func:`load_settings`
+            (the ``CAPC_`` environment).
+        client: an :class:`httpx.Client` for the fetch (tests swap transports).
+        sleep: how to wait between attempts (default :func:`time.sleep`).
+        progress: receives a line before each request (for a terminal).
+        refresh: skip the fresh-cache step and fetch (still falls back on failure).
+
+    Returns:
+        The catalog, with ``origin`` ``"file"``, ``"cache"``, ``"fetch"``,
+        ``"stale-cache"`` or ``"seed"``, ``stale``, ``fetched_at`` (ISO UTC) and
+        ``note``.
+
+    Raises:
+        MetadataError: a file location cannot be read or parsed (files have no
+            fallback), or a ``CAPC_`` setting is invalid.
+    """
+    if not is_remote(location):
+        assert location is not None
+        return load_catalog(location)
+    settings = settings if settings is not None else load_settings()
+    from registry.fetch import models_url, redact_url
+
+    target = str(location) if location is not None else models_url(settings)
+    url = redact_url(target)
+    got = _obtain(
+        target,
+        "models",
+        settings=settings,
+        client=client,
+        sleep=sleep,
+        progress=progress,
+        refresh=refresh,
+    )
+    if not isinstance(got.parsed, list):
+        seed = bundled_catalog()
+        note = f"{got.note}; no usable cached copy, using the bundled seed (as of {SEED_DATE})"
+        if settings.offline:
+            note = f"offline (CAPC_OFFLINE): no cached copy of {url}; using the bundled seed"
+        _log.log(logging.INFO if settings.offline else logging.WARNING, "%s", note)
+        return replace(seed, note=note, stale=not settings.offline)
+    if got.note:
+        _log.log(logging.WARNING if got.stale else logging.INFO, "%s", got.note)
+    assert got.fetched_at is not None
+    return Catalog(
+        models=_index(got.parsed),
+        source=url,
+        fetched_at=got.fetched_at.isoformat(timespec="seconds"),
+        origin=got.origin,
+        stale=got.stale,
+        note=got.note,
+    )
+
+
+def load_endpoints_for(
+    model_id: str,
+    *,
+    settings: Settings | None = None,
+    client: httpx.Client | None = None,
+    sleep: Sleep | None = None,
+    progress: Progress | None = None,
+    refresh: bool = False,
+    notes: list[str] | None = None,
+) -> EndpointList | None:
+    """Load one model's endpoints: fresh cache -> fetch -> stale cache -> ``None``.
+
+    Args:
+        model_id: ``author/slug`` (a ``:variant`` suffix is requested as given).
+        settings: as for :func:`load_metadata`.
+        client: as for :func:`load_metadata`.
+        sleep: as for :func:`load_metadata`.
+        progress: as for :func:`load_metadata`.
+        refresh: skip the fresh-cache step and fetch.
+        notes: when given, a one-line note is appended whenever something went wrong
+            or stale data is served (the note is logged in any case).
+
+    Returns:
+        The endpoints, or ``None`` when no copy can be had (offline without a cached
+        copy, every fetch failed, the payload was rejected, or the id is not
+        ``author/slug``). Never raises for network or cache faults.
+
+    Raises:
+        MetadataError: a ``CAPC_`` setting is invalid.
+    """
+    settings = settings if settings is not None else load_settings()
+    from registry.fetch import endpoints_url
+
+    try:
+        url = endpoints_url(settings, model_id)
+    except MetadataError as exc:
+        _log.warning("endpoints of %s: %s", model_id, exc)
+        if notes is not None:
+            notes.append(f"endpoints of {model_id}: {exc}")
+        return None
+    got = _obtain(
+        url,
+        "endpoints",
+        settings=settings,
+        client=client,
+        sleep=sleep,
+        progress=progress,
+        refresh=refresh,
+    )
+    found = got.parsed if isinstance(got.parsed, EndpointList) else None
+    note: str | None = None
+    if found is None:
+        note = f"endpoints of {model_id}: {got.note or 'not available'}; none used"
+    elif got.note is not None:
+        note = f"endpoints of {model_id}: {got.note}"
+    if note is not None:
+        quiet = settings.offline and found is None
+        _log.log(logging.INFO if quiet else logging.WARNING, "%s", note)
+        if notes is not None:
+            notes.append(note)
+    return found
