@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from compiler import AdjustmentRefused, Intent, PromptTooLongError, compile_request
-from compiler.instructions import extract_shown_schema
 from compiler.contract import OutputContract
+from compiler.instructions import extract_shown_schema
 from registry.catalog import Catalog
 from registry.declarations import load_models_file
 from registry.metadata import EndpointList, ModelInfo
@@ -235,7 +235,7 @@ def test_c13_max_tokens_leaves_room_for_prompt(tmp_path: Path) -> None:
     case = load_case("C13")
     registry, intent = build(case, tmp_path)
     req = compile_request(intent, case["input"]["model_id"], registry=registry)
-    assert 0 < req.body["max_tokens"]
+    assert req.body["max_tokens"] > 0
     assert req.body["max_tokens"] + 7884 <= 131072
     [adj] = req.report.by_kind("tokens.clamped")
     assert adj.requested == 131072
