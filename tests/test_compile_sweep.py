@@ -7,6 +7,7 @@ for each body, whatever the model.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,6 +82,34 @@ def test_every_example_stage_for_every_model() -> None:
             check_body(req.body, published[model_id], req.report)
             compiled += 1
     assert compiled >= 4 * 400
+
+
+SNAPSHOTS = sorted(OPENROUTER.glob("models-*.json")) if OPENROUTER.is_dir() else []
+
+
+@pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=[p.name for p in SNAPSHOTS])
+def test_invariants_hold_for_every_snapshot(snapshot: Path) -> None:
+    """Every model of every shared snapshot x every example stage honours the invariants."""
+    registry = Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
+                             stages=ROOT / "stages.yaml")
+    published = {m["id"]: m for m in json.loads(snapshot.read_text())["data"]}
+    for stage in registry.stage_names():
+        for model_id in published:
+            try:
+                req = compile_request(stage, model_id, MESSAGES, registry=registry)
+            except PromptTooLongError as exc:
+                assert exc.prompt_tokens >= exc.context_length == published[model_id][
+                    "context_length"]
+                continue
+            listed = published[model_id].get("supported_parameters")
+            if listed is None:  # 2025-04: nothing published, only the built-in default
+                assert set(req.body) - ENVELOPE <= {"max_tokens"}
+                continue
+            check_body(req.body, published[model_id], req.report)
+            model = registry.resolve(model_id)
+            budget = req.body.get("reasoning", {}).get("max_tokens")
+            if budget is not None and model.reasoning.budget_min is not None:
+                assert budget >= model.reasoning.budget_min
 
 
 def test_effort_always_accepted_when_published() -> None:
