@@ -22,7 +22,7 @@ MESSAGES = [{"role": "user", "content": "Please work on the attached text."}]
 
 
 def test_pinned_and_unpinned_endpoint_sweep() -> None:
-    """Every model x example stage x single pinned endpoint fits; unpinned, one endpoint serves all."""
+    """Each model x stage x pinned endpoint fits it; unpinned, one endpoint serves the body."""
     registry = Registry.load(metadata=MODELS, endpoints=ENDPOINTS, models=ROOT / "models.yaml",
                              stages=ROOT / "stages.yaml")
     pinned = unpinned = 0
