@@ -56,7 +56,7 @@ def test_effort_maps_to_nearest_accepted(requested: str, ladder: list[str]) -> N
 
 @pytest.mark.skipif(not SNAPSHOT.is_file(), reason="../shared absent")
 def test_unlisted_sampling_is_dropped_for_every_model() -> None:
-    """For every 2026-08 model and every sampling parameter, unlisted ones are dropped and reported."""
+    """Every 2026-08 model x sampling parameter: unlisted ones are dropped and reported."""
     registry = Registry.load(metadata=SNAPSHOT)
     sampling = (("temperature", 0.5), ("top_p", 0.9), ("top_k", 40), ("min_p", 0.1),
                 ("frequency_penalty", 0.2), ("presence_penalty", 0.2),
@@ -146,7 +146,7 @@ def test_max_tokens_leaves_room_for_the_prompt(tmp_path: Path, prompt: int, cont
             compile_request(intent, MODEL, registry=registry)
         return
     total = compile_request(intent, MODEL, registry=registry).body["max_tokens"]
-    assert 0 < total and total + prompt <= context
+    assert total > 0 and total + prompt <= context
     assert ceiling is None or total <= ceiling
 
 
