@@ -22,7 +22,11 @@ EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 
 #: Modules that add subcommands: each has ``register(subparsers) -> {name: handler}``,
 #: a handler takes the parsed arguments and returns the exit code.
-_COMMAND_MODULES: tuple[str, ...] = ("compiler.cli_config", "compiler.cli_lock")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "compiler.cli_config",
+    "compiler.cli_lock",
+    "compiler.cli_metadata",
+)
 
 
 class CliError(Exception):

@@ -170,11 +170,12 @@ def _decode_json(payload: bytes, *, source: str) -> object:
     if head.startswith(b"<") or b"<html" in head:
         raise RejectedPayload("not JSON (looks like an HTML page)", source=source)
     try:
-        json.loads(payload)
+        json.loads(payload.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise RejectedPayload(f"not UTF-8 text (byte {exc.start})", source=source) from exc
     except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(exc.doc.rstrip())
+        at_end = exc.pos >= len(exc.doc.rstrip())
+        truncated = at_end or exc.msg.startswith("Unterminated string")
         hint = ", looks truncated" if truncated else ""
         raise RejectedPayload(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}{hint}", source=source

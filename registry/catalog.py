@@ -179,7 +179,8 @@ def _short_name(source: str) -> str:
     """Return host and path of an http(s) URL, else the last path segment of a file path or URL."""
     if source.startswith(("http://", "https://")):
         parsed = urlparse(source)
-        return f"{parsed.hostname or ''}{parsed.path}" or source
+        host = parsed.netloc.rsplit("@", 1)[-1]  # never show user:password
+        return f"{host}{parsed.path}" or source
     tail = source.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
     return tail or source
 

@@ -20,6 +20,9 @@ starts, not when this module is imported.
 from __future__ import annotations
 
 import email.utils
+import functools
+import socket
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,11 +70,10 @@ class FetchError(MetadataError):
     def __init__(
         self, reason: str, *, source: str, status: int | None = None, attempts: int = 1
     ) -> None:
-        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-        super().__init__(f"GET {source} failed: {reason} after {tries}", source=source)
         self.reason = reason
         self.status = status
         self.attempts = attempts
+        super().__init__(f"GET {source} failed: {self.summary}", source=source)
 
     @property
     def summary(self) -> str:
@@ -80,8 +82,9 @@ class FetchError(MetadataError):
         Returns:
             A short phrase for one-line notes.
         """
-        tries = "1 attempt" if self.attempts == 1 else f"{self.attempts} attempts"
-        return f"{self.reason} after {tries}"
+        if self.attempts <= 1:
+            return self.reason
+        return f"{self.reason} after {self.attempts} attempts"
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,21 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max((when - current).total_seconds(), 0.0)
 
 
+def _name_unresolvable(exc: BaseException) -> bool:
+    """Return whether ``exc`` comes from a host name that does not resolve (DNS).
+
+    Such a failure is not transient on the scale of a retry's back-off (an offline
+    machine, a typo in ``CAPC_BASE_URL``), so it is not retried: the fallback order
+    moves on at once instead of waiting out every attempt.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _retryable_exception_types() -> tuple[type[BaseException], ...]:
     import httpx
 
@@ -219,7 +237,7 @@ def _describe_failure(exc: BaseException) -> tuple[str, int | None]:
     if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.CloseError):
         return "connection reset", None
     if isinstance(exc, httpx.RemoteProtocolError):
-        return "connection closed mid-response", None
+        return "connection closed before a complete response", None
     if isinstance(exc, httpx.DecodingError):
         return "undecodable response (Content-Encoding)", None
     if isinstance(exc, httpx.TooManyRedirects):
@@ -229,6 +247,14 @@ def _describe_failure(exc: BaseException) -> tuple[str, int | None]:
     if isinstance(exc, ValueError):
         return "invalid request (a header or the URL cannot be encoded)", None
     return type(exc).__name__, None
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi roots), built once: building it costs ~50 ms."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _headers(settings: Settings) -> dict[str, str]:
@@ -318,9 +344,13 @@ def fetch_url(
         return response
 
     owned = client is None
-    http = httpx.Client(follow_redirects=True) if client is None else client
+    http = (
+        httpx.Client(follow_redirects=True, verify=_ssl_context()) if client is None else client
+    )
     retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type(retryable),
+        retry=tenacity.retry_if_exception(
+            lambda exc: isinstance(exc, retryable) and not _name_unresolvable(exc)
+        ),
         stop=stop_when,
         wait=wait_for,
         sleep=do_sleep,
@@ -345,7 +375,9 @@ def fetch_url(
             http.close()
     if not 200 <= response.status_code <= 299:
         raise FetchError(
-            f"HTTP {response.status_code} (not retried)",
+            f"HTTP {response.status_code} (not retried)"
+            if response.status_code >= 400
+            else f"unexpected HTTP {response.status_code}",
             source=shown,
             status=response.status_code,
             attempts=attempts,

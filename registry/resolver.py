@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from registry.capabilities import (
     EFFORT_RANK,
@@ -26,7 +26,7 @@ from registry.capabilities import (
     ResolvedModel,
     SamplingRules,
 )
-from registry.catalog import Catalog, bundled_catalog, load_catalog, load_endpoints
+from registry.catalog import Catalog, load_endpoints
 from registry.declarations import (
     ModelDecl,
     ModelsFile,
@@ -42,6 +42,9 @@ from registry.merge import Layer, merge_layers
 from registry.metadata import EndpointList, ModelInfo
 from registry.routing import allowed_endpoints, endpoint_caps, restricts
 from registry.yamlsource import UNSET
+
+if TYPE_CHECKING:
+    from registry.settings import Settings
 
 __all__ = ["DEFAULT_SAMPLING_RANGES", "Registry"]
 
@@ -123,15 +126,25 @@ class Registry:
         catalog: the metadata catalog in use (its ``describe()`` goes in every report).
         models_file: parsed models.yaml, or ``None``.
         stages_file: parsed stages.yaml, or ``None``.
+        endpoint_lists: ``/endpoints`` data by model id, given up front (a file).
+        settings: source and cache settings for lazy endpoint fetches (``None``: the
+            ``CAPC_`` environment).
+        fetch_endpoints: fetch endpoints missing from :attr:`endpoint_lists` lazily
+            (set by :meth:`load` when no endpoints file is given).
+        notes: one line per endpoints fallback or failure met so far.
     """
 
     catalog: Catalog
     models_file: ModelsFile | None = None
     stages_file: StagesFile | None = None
     endpoint_lists: Mapping[str, EndpointList] = field(default_factory=dict)
+    settings: Settings | None = None
+    fetch_endpoints: bool = False
+    notes: list[str] = field(default_factory=list, repr=False)
     _cache: dict[tuple[str, str | None, str], ResolvedModel] = field(
         default_factory=dict, init=False, repr=False
     )
+    _fetched: dict[str, EndpointList | None] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def load(
@@ -141,27 +154,37 @@ class Registry:
         models: str | Path | None = None,
         stages: str | Path | None = None,
         endpoints: str | Path | None = None,
+        settings: Settings | None = None,
     ) -> Registry:
         """Load a registry from files.
 
         Args:
-            metadata: an OpenRouter models list (file path or ``file://`` URL); ``None``
-                uses the bundled seed catalog.
+            metadata: an OpenRouter models list (file path or ``file://`` URL, read as
+                it is; or an ``http(s)://`` URL); ``None`` loads OpenRouter's list
+                through :func:`registry.sources.load_metadata`: fresh cache -> fetch ->
+                stale cache -> bundled seed (no request when ``settings.offline``).
             models: path of models.yaml, or ``None`` for no declarations.
             stages: path of stages.yaml, or ``None`` for no stages.
             endpoints: a ``/endpoints`` response or a bundle of them (file path), or
-                ``None``.
+                ``None`` to fetch a model's endpoints lazily (through the cache) when
+                :meth:`endpoints` is first asked for them.
+            settings: source, cache and network settings; ``None`` reads the ``CAPC_``
+                environment.
 
         Raises:
             MetadataError: the metadata file cannot be read or parsed.
             DeclarationError: a YAML file is invalid (names file, line and key).
         """
-        catalog = bundled_catalog() if metadata is None else load_catalog(metadata)
+        from registry.sources import load_metadata
+
+        catalog = load_metadata(metadata, settings=settings)
         return cls(
             catalog=catalog,
             models_file=None if models is None else load_models_file(models),
             stages_file=None if stages is None else load_stages_file(stages),
             endpoint_lists={} if endpoints is None else load_endpoints(endpoints),
+            settings=settings,
+            fetch_endpoints=endpoints is None,
         )
 
     # -- stages -----------------------------------------------------------------
@@ -198,8 +221,30 @@ class Registry:
         return ids
 
     def endpoints(self, model_id: str) -> EndpointList | None:
-        """Return the published endpoints of ``model_id``, or ``None`` when not loaded."""
-        return self.endpoint_lists.get(model_id)
+        """Return the published endpoints of ``model_id``.
+
+        From :attr:`endpoint_lists` when it lists the model; otherwise, when
+        :attr:`fetch_endpoints` is set, from :func:`registry.sources.load_endpoints_for`
+        (fresh cache -> fetch -> stale cache), once per model and registry. A fallback
+        or failure adds a one-line note to :attr:`notes`.
+
+        Args:
+            model_id: an OpenRouter model id.
+
+        Returns:
+            The endpoints, or ``None`` when none can be had. Never raises for network
+            or cache faults.
+        """
+        listed = self.endpoint_lists.get(model_id)
+        if listed is not None or not self.fetch_endpoints:
+            return listed
+        if model_id not in self._fetched:
+            from registry.sources import load_endpoints_for
+
+            self._fetched[model_id] = load_endpoints_for(
+                model_id, settings=self.settings, notes=self.notes
+            )
+        return self._fetched[model_id]
 
     def resolve(
         self,
@@ -289,9 +334,11 @@ class Registry:
         if provider:
             layers.append(Layer({"provider": dict(provider)}, _caller_provenance))
         merged, provenance = merge_layers(layers)
-        listed = self.endpoints(model_id)
+        # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
+        pinned = restricts(merged.get("provider", {}))
+        listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
         caps = () if listed is None else endpoint_caps(listed)
-        restricted = bool(caps) and restricts(merged.get("provider", {}))
+        restricted = bool(caps) and pinned
         if restricted:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
             at = 2 if info is not None else 1

@@ -18,18 +18,27 @@ from either function; what happened is said in one line (``Catalog.note``, or th
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from registry.cache import CacheEntry, CacheError, Kind, MetadataCache, RejectedPayload
+from registry.cache import (
+    CacheEntry,
+    CacheError,
+    Kind,
+    MetadataCache,
+    RejectedPayload,
+    check_payload,
+)
 from registry.catalog import SEED_DATE, Catalog, bundled_catalog, format_age, load_catalog
+from registry.declarations import PARAMETERS
 from registry.errors import MetadataError
+from registry.fetch import FetchError, endpoints_url, fetch_url, models_url, redact_url
 from registry.metadata import EndpointList, ModelInfo
 from registry.settings import Settings, load_settings
 
@@ -39,8 +48,10 @@ if TYPE_CHECKING:
     from registry.fetch import Progress, Sleep
 
 __all__ = [
+    "EndpointsResult",
     "is_remote",
     "load_endpoints_for",
+    "load_endpoints_result",
     "load_metadata",
     "open_cache",
     "reporting_progress",
@@ -98,6 +109,29 @@ def open_cache(settings: Settings) -> MetadataCache:
     return MetadataCache(settings.cache_dir)
 
 
+_REPORTED_PARAMETERS: set[str] = set()
+
+
+def _log_unknown_parameters(lists: Iterable[Iterable[str] | None], source: str) -> None:
+    """Log each ``supported_parameters`` value this library does not know, once per process.
+
+    Unknown values are kept (they never fail a load); the log line lets a maintainer
+    notice that OpenRouter added a parameter.
+    """
+    known = set(PARAMETERS)
+    fresh: set[str] = set()
+    for values in lists:
+        fresh.update(v for v in values or () if v not in known)
+    fresh -= _REPORTED_PARAMETERS
+    if fresh:
+        _REPORTED_PARAMETERS.update(fresh)
+        _log.info(
+            "%s lists supported_parameters this version does not know (kept): %s",
+            source,
+            ", ".join(sorted(fresh)),
+        )
+
+
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%MZ")
 
@@ -123,8 +157,6 @@ class _Attempt:
 
 def _parsed_entry(entry: CacheEntry) -> list[ModelInfo] | EndpointList | None:
     """Parse a cached entry again; ``None`` (logged) when it no longer parses."""
-    from registry.cache import check_payload
-
     try:
         return check_payload(entry.kind, entry.payload, source=entry.source)
     except MetadataError as exc:
@@ -147,8 +179,6 @@ def _obtain(
     The cache key and every message use the URL without credentials; the request uses
     ``url`` as given.
     """
-    from registry.fetch import FetchError, fetch_url, redact_url
-
     key = redact_url(url)
     progress = progress if progress is not None else _PROGRESS.get()
     result = _Attempt()
@@ -195,8 +225,6 @@ def _obtain(
                     problem = f"fetched {what} rejected: {exc.reason}"
                 except CacheError as exc:
                     # The payload is good (it parsed) but could not be written: serve it.
-                    from registry.cache import check_payload
-
                     result.parsed = check_payload(kind, fetched.content, source=key)
                     result.origin, result.fetched_at = "fetch", fetched.fetched_at
                     result.note = f"fetched {what}; not cached ({exc})"
@@ -267,10 +295,12 @@ def load_metadata(
     """
     if not is_remote(location):
         assert location is not None
-        return load_catalog(location)
+        catalog = load_catalog(location)
+        _log_unknown_parameters(
+            (m.supported_parameters for m in catalog.models.values()), catalog.source
+        )
+        return catalog
     settings = settings if settings is not None else load_settings()
-    from registry.fetch import models_url, redact_url
-
     target = str(location) if location is not None else models_url(settings)
     url = redact_url(target)
     got = _obtain(
@@ -291,6 +321,7 @@ def load_metadata(
         return replace(seed, note=note, stale=not settings.offline)
     if got.note:
         _log.log(logging.WARNING if got.stale else logging.INFO, "%s", got.note)
+    _log_unknown_parameters((m.supported_parameters for m in got.parsed), url)
     assert got.fetched_at is not None
     return Catalog(
         models=_index(got.parsed),
@@ -299,6 +330,81 @@ def load_metadata(
         origin=got.origin,
         stale=got.stale,
         note=got.note,
+    )
+
+
+@dataclass(frozen=True)
+class EndpointsResult:
+    """What :func:`load_endpoints_result` found for one model.
+
+    Attributes:
+        model_id: the model asked for.
+        endpoints: the endpoints, or ``None`` when no copy could be had.
+        origin: ``"cache"``, ``"fetch"`` or ``"stale-cache"``; ``None`` with no data.
+        fetched_at: when the data was fetched (ISO UTC), or ``None``.
+        stale: the data is older than the TTL (a fetch failed or was not allowed).
+        note: one line on what went wrong or was unusual, or ``None``.
+    """
+
+    model_id: str
+    endpoints: EndpointList | None
+    origin: str | None = None
+    fetched_at: str | None = None
+    stale: bool = False
+    note: str | None = None
+
+
+def load_endpoints_result(
+    model_id: str,
+    *,
+    settings: Settings | None = None,
+    client: httpx.Client | None = None,
+    sleep: Sleep | None = None,
+    progress: Progress | None = None,
+    refresh: bool = False,
+) -> EndpointsResult:
+    """Load one model's endpoints (fresh cache -> fetch -> stale cache) and say how.
+
+    Args:
+        model_id: ``author/slug`` (a ``:variant`` suffix is requested as given).
+        settings: as for :func:`load_metadata`.
+        client: as for :func:`load_metadata`.
+        sleep: as for :func:`load_metadata`.
+        progress: as for :func:`load_metadata`.
+        refresh: skip the fresh-cache step and fetch.
+
+    Returns:
+        The endpoints (or ``None``) with their origin, date and a note. Never raises
+        for network or cache faults.
+
+    Raises:
+        MetadataError: a ``CAPC_`` setting is invalid.
+    """
+    settings = settings if settings is not None else load_settings()
+    try:
+        url = endpoints_url(settings, model_id)
+    except MetadataError as exc:
+        return EndpointsResult(model_id, None, note=f"endpoints of {model_id}: {exc}")
+    got = _obtain(
+        url,
+        "endpoints",
+        settings=settings,
+        client=client,
+        sleep=sleep,
+        progress=progress,
+        refresh=refresh,
+    )
+    if not isinstance(got.parsed, EndpointList):
+        note = f"endpoints of {model_id}: {got.note or 'not available'}; none used"
+        return EndpointsResult(model_id, None, note=note)
+    _log_unknown_parameters((e.supported_parameters for e in got.parsed.endpoints), url)
+    return EndpointsResult(
+        model_id,
+        got.parsed,
+        origin=got.origin,
+        fetched_at=None if got.fetched_at is None else got.fetched_at.isoformat(timespec="seconds"),
+        stale=got.stale,
+        note=None if got.note is None else f"endpoints of {model_id}: {got.note}",
     )
 
 
@@ -321,8 +427,8 @@ def load_endpoints_for(
         sleep: as for :func:`load_metadata`.
         progress: as for :func:`load_metadata`.
         refresh: skip the fresh-cache step and fetch.
-        notes: when given, a one-line note is appended whenever something went wrong
-            or stale data is served (the note is logged in any case).
+        notes: when given, the one-line note (a fallback, a failure, stale data) is
+            appended to it; the note is logged in any case.
 
     Returns:
         The endpoints, or ``None`` when no copy can be had (offline without a cached
@@ -333,33 +439,17 @@ def load_endpoints_for(
         MetadataError: a ``CAPC_`` setting is invalid.
     """
     settings = settings if settings is not None else load_settings()
-    from registry.fetch import endpoints_url
-
-    try:
-        url = endpoints_url(settings, model_id)
-    except MetadataError as exc:
-        _log.warning("endpoints of %s: %s", model_id, exc)
-        if notes is not None:
-            notes.append(f"endpoints of {model_id}: {exc}")
-        return None
-    got = _obtain(
-        url,
-        "endpoints",
+    result = load_endpoints_result(
+        model_id,
         settings=settings,
         client=client,
         sleep=sleep,
         progress=progress,
         refresh=refresh,
     )
-    found = got.parsed if isinstance(got.parsed, EndpointList) else None
-    note: str | None = None
-    if found is None:
-        note = f"endpoints of {model_id}: {got.note or 'not available'}; none used"
-    elif got.note is not None:
-        note = f"endpoints of {model_id}: {got.note}"
-    if note is not None:
-        quiet = settings.offline and found is None
-        _log.log(logging.INFO if quiet else logging.WARNING, "%s", note)
+    if result.note is not None:
+        quiet = settings.offline and result.endpoints is None
+        _log.log(logging.INFO if quiet else logging.WARNING, "%s", result.note)
         if notes is not None:
-            notes.append(note)
-    return found
+            notes.append(result.note)
+    return result.endpoints

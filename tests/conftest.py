@@ -17,3 +17,184 @@ def shared_dir() -> Path:
     if not OPENROUTER.is_dir():
         pytest.skip("../shared/data/openrouter is absent")
     return OPENROUTER
+
+
+# -- metadata sources (registry.settings / fetch / cache / sources) -------------------
+
+from collections.abc import Iterator  # noqa: E402  (appended section)
+
+
+@pytest.fixture(autouse=True)
+def _capc_offline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Never touch the real network: CAPC_OFFLINE=1 and a fresh cache dir per test.
+
+    Other ``CAPC_`` variables from the developer's environment are removed, so the
+    defaults of :class:`registry.settings.Settings` apply unless a test sets them.
+    """
+    import os
+
+    for name in [n for n in os.environ if n.upper().startswith("CAPC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CAPC_OFFLINE", "1")
+    monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path_factory.mktemp("capc-cache")))
+
+
+class Reply:
+    """One scripted answer of :func:`openrouter_server` (see its docstring)."""
+
+    def __init__(
+        self,
+        body: bytes | str | object = b"",
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        hang: bool = False,
+        reset: bool = False,
+        gzip: bool = False,
+        short_by: int = 0,
+    ) -> None:
+        import json
+
+        if isinstance(body, str):
+            body = body.encode()
+        elif not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+        self.body: bytes = body
+        self.status = status
+        self.headers = dict(headers or {})
+        self.hang = hang
+        self.reset = reset
+        self.gzip = gzip
+        self.short_by = short_by
+
+
+class FakeOpenRouter:
+    """A real HTTP server on 127.0.0.1 answering from per-path scripts.
+
+    Attributes:
+        base_url: ``http://127.0.0.1:PORT/api/v1``.
+        requests: ``(path, headers)`` of every request received, in order.
+    """
+
+    def __init__(self) -> None:
+        import contextlib
+        import http.server
+        import socket
+        import struct
+        import threading
+
+        self.scripts: dict[str, list[Reply]] = {}
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self.release = threading.Event()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                server.requests.append((path, dict(self.headers.items())))
+                script = server.scripts.get(path)
+                if not script:
+                    reply = Reply({"error": {"code": 404, "message": "not found"}}, status=404)
+                else:
+                    reply = script.pop(0) if len(script) > 1 else script[0]
+                if reply.hang:
+                    server.release.wait(10)
+                    self.close_connection = True
+                    return
+                if reply.reset:
+                    linger = struct.pack("ii", 1, 0)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.close_connection = True
+                    return
+                body = reply.body
+                self.send_response(reply.status)
+                if reply.gzip:
+                    import gzip
+
+                    body = gzip.compress(body)
+                    self.send_header("Content-Encoding", "gzip")
+                headers = {"Content-Type": "application/json", **reply.headers}
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body) + reply.short_by))
+                if reply.short_by:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                with contextlib.suppress(OSError):
+                    self.wfile.write(body)
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        port = self._httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{port}/api/v1"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+
+    def script(self, path: str, *replies: Reply) -> None:
+        """Answer ``path`` (``/api/v1/models``) with ``replies`` in turn, the last one forever."""
+        self.scripts[path] = list(replies)
+
+    def hits(self, path: str) -> int:
+        """Return how many requests ``path`` received."""
+        return sum(1 for p, _ in self.requests if p == path)
+
+    def close(self) -> None:
+        """Release hanging handlers and stop the server."""
+        self.release.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(5)
+
+
+@pytest.fixture
+def openrouter_server() -> Iterator[FakeOpenRouter]:
+    """Start a :class:`FakeOpenRouter` on a free loopback port; stop it afterwards.
+
+    Script answers with ``server.script("/api/v1/models", Reply(...), ...)``. A
+    :class:`Reply` is a body (bytes, text or a JSON-able value) with ``status`` and
+    ``headers``; ``hang`` never answers (until teardown), ``reset`` closes the connection
+    with a TCP reset, ``gzip`` compresses the body, ``short_by`` announces that many more
+    bytes than are sent and then closes the connection.
+    """
+    server = FakeOpenRouter()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+SEED_MODELS = ROOT / "registry" / "data" / "seed-models-2026-08-19.json"
+"""The bundled seed (52 models): the models list the metadata-source tests serve."""
+
+
+def online_settings(server: FakeOpenRouter, cache_dir: Path, **overrides: object) -> object:
+    """Settings that talk to ``server`` with tiny timeouts and no waiting between attempts.
+
+    Returns:
+        A :class:`registry.settings.Settings` (typed ``object`` to keep imports lazy).
+    """
+    from registry.settings import Settings
+
+    values: dict[str, object] = {
+        "base_url": server.base_url,
+        "cache_dir": cache_dir,
+        "offline": False,
+        "connect_timeout": 1.0,
+        "read_timeout": 0.2,
+        "deadline": 10.0,
+        "max_attempts": 4,
+        "backoff": 0.0,
+        "retry_after_cap": 0.0,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]

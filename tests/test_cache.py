@@ -1,0 +1,205 @@
+"""registry.cache: entries, the integrity guard, damage, and two processes at once."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from registry.cache import CacheEntry, CacheError, MetadataCache, RejectedPayload, check_payload
+from registry.metadata import EndpointList
+from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter, Reply, online_settings
+
+URL = "https://openrouter.ai/api/v1/models"
+NOW = datetime(2026, 8, 19, 10, 0, tzinfo=UTC)
+
+
+def models_payload(count: int | None = None) -> bytes:
+    """The seed's models list, cut to its first ``count`` models."""
+    data = json.loads(SEED_MODELS.read_bytes())["data"]
+    return json.dumps({"data": data if count is None else data[:count]}).encode()
+
+
+SEED_COUNT = len(json.loads(SEED_MODELS.read_bytes())["data"])
+ENDPOINTS = json.dumps(
+    {
+        "data": {
+            "id": "openai/gpt-4o",
+            "endpoints": [
+                {"tag": "openai", "provider_name": "OpenAI", "supported_parameters": ["tools"]}
+            ],
+        }
+    }
+).encode()
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> MetadataCache:
+    """An empty cache in a temporary directory."""
+    with MetadataCache(tmp_path / "cache") as opened:
+        yield opened  # type: ignore[misc]
+
+
+def test_store_and_get_round_trip(cache: MetadataCache) -> None:
+    """An entry keeps payload, source, kind, fetched_at and the model count."""
+    payload = models_payload()
+    entry, parsed = cache.store(URL, payload, kind="models", fetched_at=NOW, max_shrink=0.5)
+    assert isinstance(parsed, list) and len(parsed) == SEED_COUNT == entry.count
+    got = cache.get(URL)
+    assert got == entry
+    assert (got.source, got.kind, got.fetched_at, got.payload) == (URL, "models", NOW, payload)
+    assert cache.get(URL + "?other") is None
+
+
+def test_freshness_and_age() -> None:
+    """Fresh means younger than the TTL; a timestamp in the future counts as age 0."""
+    entry = CacheEntry(URL, "models", NOW, 1, b"{}")
+    assert entry.age(NOW + timedelta(hours=3)) == timedelta(hours=3)
+    assert entry.is_fresh(86400, NOW + timedelta(hours=23))
+    assert not entry.is_fresh(86400, NOW + timedelta(hours=25))
+    assert entry.age(NOW - timedelta(hours=1)) == timedelta(0)
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (models_payload()[:-40], "looks truncated"),
+        (b"<!DOCTYPE html><html><body>Bad gateway</body></html>", "looks like an HTML page"),
+        (b'{"models": []}', "without a usable 'data' key"),
+        (b'{"error": {"code": 401, "message": "No auth"}}', "API error response"),
+        (b'{"data": []}', "the models list is empty"),
+        (b"[]", "the models list is empty"),
+        (b'{"data": [{"name": "no id"}]}', "has no string 'id'"),
+        (b"\xff\xfe{}", "not UTF-8"),
+    ],
+    ids=["truncated", "html", "wrong-shape", "api-error", "empty", "empty-bare", "no-id", "bytes"],
+)
+def test_guard_rejects_bad_models_payloads(
+    cache: MetadataCache, payload: bytes, reason: str
+) -> None:
+    """A payload that does not parse or is empty never replaces the cached copy."""
+    good = models_payload()
+    cache.store(URL, good, kind="models", fetched_at=NOW, max_shrink=0.5)
+    with pytest.raises(RejectedPayload, match="payload rejected") as info:
+        cache.store(URL, payload, kind="models", fetched_at=NOW, max_shrink=0.5)
+    assert reason in info.value.reason
+    entry = cache.get(URL)
+    assert entry is not None and entry.payload == good
+
+
+def test_guard_rejects_an_implausible_shrink(cache: MetadataCache) -> None:
+    """10% of the cached list is rejected; 60% passes; the fraction is configurable."""
+    cache.store(URL, models_payload(), kind="models", fetched_at=NOW, max_shrink=0.5)
+    tenth = models_payload(SEED_COUNT // 10)
+    with pytest.raises(RejectedPayload, match=r"shrank by \d+%, more than the 50% allowed"):
+        cache.store(URL, tenth, kind="models", fetched_at=NOW, max_shrink=0.5)
+    assert cache.get(URL).count == SEED_COUNT  # type: ignore[union-attr]
+    most = models_payload(int(SEED_COUNT * 0.6))
+    assert cache.store(URL, most, kind="models", fetched_at=NOW, max_shrink=0.5)[0].count < 52
+    cache.store(URL, tenth, kind="models", fetched_at=NOW, max_shrink=0.95)
+    assert cache.get(URL).count == SEED_COUNT // 10  # type: ignore[union-attr]
+
+
+def test_endpoints_entries(cache: MetadataCache) -> None:
+    """Endpoints payloads parse as EndpointList; an empty list or a models list is rejected."""
+    url = "https://openrouter.ai/api/v1/models/openai/gpt-4o/endpoints"
+    entry, parsed = cache.store(url, ENDPOINTS, kind="endpoints", fetched_at=NOW, max_shrink=0.5)
+    assert isinstance(parsed, EndpointList) and entry.count == 1
+    empty = b'{"data": {"id": "openai/gpt-4o", "endpoints": []}}'
+    with pytest.raises(RejectedPayload, match="no endpoints"):
+        cache.store(url, empty, kind="endpoints", fetched_at=NOW, max_shrink=0.5)
+    with pytest.raises(RejectedPayload, match="looks like a models list"):
+        check_payload("endpoints", models_payload(), source=url)
+
+
+def test_damaged_entry_reads_as_absent(cache: MetadataCache, tmp_path: Path) -> None:
+    """An entry whose bytes no longer match their checksum is ignored, not served."""
+    import diskcache
+
+    cache.store(URL, models_payload(), kind="models", fetched_at=NOW, max_shrink=0.5)
+    blob = CacheEntry(URL, "models", NOW, 52, models_payload()).to_bytes()
+    with diskcache.Cache(str(tmp_path / "cache")) as raw:
+        raw.set(URL, blob[:-10] + b"0000000000")
+        raw.set("https://other/models", "a pickled string, not ours")
+    assert cache.get(URL) is None
+    assert cache.get("https://other/models") is None
+
+
+def test_entries_are_bytes_never_pickles(cache: MetadataCache, tmp_path: Path) -> None:
+    """Values are stored raw (a JSON header line, then the body): nothing is unpickled."""
+    cache.store(URL, models_payload(), kind="models", fetched_at=NOW, max_shrink=0.5)
+    db = sqlite3.connect(tmp_path / "cache" / "cache.db")
+    try:
+        modes = {row[0] for row in db.execute("SELECT mode FROM Cache")}
+    finally:
+        db.close()
+    assert modes <= {1, 2}  # diskcache MODE_RAW / MODE_BINARY; MODE_PICKLE is 4
+
+
+def test_entries_info_and_clear(cache: MetadataCache) -> None:
+    """entries() lists every readable entry; clear() empties the cache."""
+    cache.store(URL, models_payload(), kind="models", fetched_at=NOW, max_shrink=0.5)
+    url = URL + "/openai/gpt-4o/endpoints"
+    cache.store(url, ENDPOINTS, kind="endpoints", fetched_at=NOW, max_shrink=0.5)
+    assert [e.source for e in cache.entries()] == [URL, url]
+    assert cache.volume() > 0
+    assert cache.clear() == 2
+    assert cache.entries() == []
+
+
+def test_unusable_directory_is_a_cache_error(tmp_path: Path) -> None:
+    """A cache path that is a file fails with CacheError (mapped, not an OSError)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(CacheError, match="cannot open"), MetadataCache(blocker / "sub") as cache:
+        cache.get(URL)
+
+
+REFRESHER = """
+import sys
+from pathlib import Path
+from registry.settings import Settings
+from registry.sources import load_metadata
+
+settings = Settings(base_url=sys.argv[1], cache_dir=Path(sys.argv[2]), offline=False,
+                    backoff=0, retry_after_cap=0, read_timeout=5)
+origins = [load_metadata(settings=settings, refresh=True).origin for _ in range(int(sys.argv[3]))]
+print(",".join(origins))
+"""
+
+
+def test_two_processes_refreshing_concurrently(
+    openrouter_server: FakeOpenRouter, tmp_path: Path
+) -> None:
+    """Two processes refresh the same cache 10 times each; the cache is intact afterwards."""
+    full, most = models_payload(), models_payload(40)
+    openrouter_server.script("/api/v1/models", *([Reply(full), Reply(most)] * 30), Reply(full))
+    cache_dir = tmp_path / "shared-cache"
+    argv = [sys.executable, "-c", REFRESHER, openrouter_server.base_url, str(cache_dir), "10"]
+    procs = [
+        subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    results = [p.communicate(timeout=60) for p in procs]
+    for proc, (out, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0, err
+        assert out.strip().split(",") == ["fetch"] * 10, err
+    db = sqlite3.connect(cache_dir / "cache.db")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        db.close()
+    from registry.sources import load_metadata
+
+    settings = online_settings(openrouter_server, cache_dir)
+    catalog = load_metadata(settings=settings)  # type: ignore[arg-type]
+    assert catalog.origin == "cache"
+    assert len(catalog) in (SEED_COUNT, 40)
+    with MetadataCache(cache_dir) as cache:
+        [entry] = cache.entries()
+    assert entry.payload in (full, most)
