@@ -24,7 +24,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from compiler.contract import subschemas, walk_schema
+from compiler.contract import escape_pointer, subschemas, walk_schema
 from compiler.errors import ProjectionError
 from registry.errors import closest
 
@@ -39,6 +39,7 @@ __all__ = [
     "limit_violations",
     "measure",
     "recursive_refs",
+    "untyped_schemas",
 ]
 
 _BASE_URI = "https://capability-compiler.invalid/contract.json"  # never fetched
@@ -86,6 +87,12 @@ class Dialect:
     max_total_chars: int | None
     # ``oneOf`` is rewritten to ``anyOf`` (and ``discriminator`` is dropped if not a keyword).
     oneof_as_anyof: bool
+    # A ``$ref`` may carry sibling keywords (``description``, ``title`` ...); if not, such a
+    # reference is inlined where it is used (the definition stays for pure references).
+    ref_siblings: bool = True
+    # Every schema must say what it accepts (``type``, ``enum``, ``const``, ``anyOf`` or
+    # ``$ref``) and every array its ``items``; a schema accepting any value is a blocker.
+    typed_schemas: bool = False
 
     def __post_init__(self) -> None:
         problems = []
@@ -136,6 +143,12 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             max_enum_values=1000,
             max_total_chars=120_000,
             oneof_as_anyof=True,
+            # The API refuses keywords beside $ref ("$ref cannot have keywords ..."); the
+            # openai SDK's to_strict_json_schema inlines such references for that reason.
+            ref_siblings=False,
+            # The supported types are string, number, boolean, integer, object, array,
+            # enum and anyOf: a schema naming none of them (pydantic's Any) is not one.
+            typed_schemas=True,
         ),
         Dialect(
             name="anthropic",
@@ -159,6 +172,8 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             max_enum_values=None,
             max_total_chars=None,
             oneof_as_anyof=True,
+            ref_siblings=True,
+            typed_schemas=False,
         ),
         Dialect(
             name="gemini",
@@ -184,6 +199,8 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             max_enum_values=None,
             max_total_chars=None,
             oneof_as_anyof=True,
+            ref_siblings=True,
+            typed_schemas=False,
         ),
         Dialect(
             name="json",
@@ -202,6 +219,8 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             max_enum_values=None,
             max_total_chars=None,
             oneof_as_anyof=False,
+            ref_siblings=True,
+            typed_schemas=False,
         ),
     )
 })
@@ -446,13 +465,55 @@ def limit_violations(
     ]
 
 
+_SAYS_WHAT = ("type", "enum", "const", "anyOf", "$ref")
+
+
+def untyped_schemas(schema: Mapping[str, Any]) -> list[str]:
+    """List the schemas in ``schema`` that accept any JSON value.
+
+    A schema object naming none of ``type``, ``enum``, ``const``, ``anyOf`` or
+    ``$ref`` (pydantic's ``Any`` gives ``{}``), the ``true`` schema (except as
+    ``additionalProperties``, which the open-object rule covers), and an array
+    without ``items`` (a tuple whose ``prefixItems`` were dropped) say nothing a
+    provider could enforce.
+
+    Args:
+        schema: a root schema.
+
+    Returns:
+        One sentence per such schema, each naming its JSON Pointer.
+
+    >>> schema = {"type": "object", "properties": {"a": {}, "b": {"type": "array"}}}
+    >>> for line in untyped_schemas(schema):
+    ...     print(line)
+    /properties/a: accepts any JSON value (no type, enum, const, anyOf or $ref)
+    /properties/b: an array without items accepts any item
+    """
+    found: list[str] = []
+    for pointer, node in walk_schema(schema):
+        at = pointer or "/"
+        if not any(key in node for key in _SAYS_WHAT):
+            found.append(f"{at}: accepts any JSON value (no type, enum, const, anyOf or $ref)")
+        kind = node.get("type")
+        if (kind == "array" or (isinstance(kind, list) and "array" in kind)) and (
+            "items" not in node
+        ):
+            found.append(f"{at}: an array without items accepts any item")
+        for path, sub in subschemas(node):
+            if sub is True and path != ("additionalProperties",):
+                where = pointer + "".join("/" + escape_pointer(segment) for segment in path)
+                found.append(f"{where}: the 'true' schema accepts any JSON value")
+    return found
+
+
 def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
     """List every way ``schema`` breaks the rules of ``dialect``.
 
     Checked: root rules, closed objects, every property required, only allowed
     keywords, formats and ``minItems`` values, no ``oneOf`` where it becomes
-    ``anyOf``, no ``$ref`` without reference support, no recursion without
-    recursion support, and the size limits.
+    ``anyOf``, no ``$ref`` without reference support (nor keywords beside one where
+    the dialect forbids them), no recursion without recursion support, schemas that
+    accept any value where every schema must be typed, and the size limits.
 
     Args:
         schema: a (projected) root schema.
@@ -475,6 +536,8 @@ def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
     for pointer, node in walk_schema(schema):
         at = pointer or "/"
         problems.extend(_node_problems(at, node, dialect))
+    if dialect.typed_schemas:
+        problems.extend(untyped_schemas(schema))
     refs = LocalRefs(schema)
     if not dialect.supports_recursion:
         cyclic = sorted(recursive_refs(schema, refs))
@@ -490,6 +553,9 @@ def _node_problems(at: str, node: Mapping[str, Any], dialect: Dialect) -> Iterat
                 yield f"{at}: keyword {key!r} is not supported"
     if not dialect.supports_ref and "$ref" in node:
         yield f"{at}: '$ref' is not supported"
+    if not dialect.ref_siblings and "$ref" in node and len(node) > 1:
+        others = ", ".join(sorted(key for key in node if key != "$ref"))
+        yield f"{at}: keywords beside '$ref' are not supported ({others})"
     if dialect.oneof_as_anyof and "oneOf" in node:
         yield f"{at}: 'oneOf' must be 'anyOf'"
     fmt = node.get("format")

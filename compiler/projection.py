@@ -56,6 +56,7 @@ from compiler.dialects import (
     is_object_schema,
     limit_violations,
     recursive_refs,
+    untyped_schemas,
 )
 from compiler.errors import ProjectionError
 
@@ -113,7 +114,8 @@ class Projection:
             "items", "properties", "b")``) of the properties made nullable because
             they were optional; a null there means "absent" when a reply is parsed.
         blockers: why strict enforcement is impossible in this dialect (recursion,
-            an open object under closed objects, a size limit); empty = enforceable.
+            an open object under closed objects, a schema accepting any value where
+            every schema must be typed, a size limit); empty = enforceable.
     """
 
     dialect: str
@@ -258,6 +260,11 @@ class _Projector:
                 f"{ref}: the schema is recursive and {d.name} does not support recursion"
                 for ref in sorted(recursive_refs(schema, refs))
             )
+        if d.typed_schemas:
+            blockers.extend(
+                f"{problem}; {d.name} can enforce only schemas that name what they accept"
+                for problem in untyped_schemas(schema)
+            )
         blockers.extend(limit_violations(schema, d, refs))
         return blockers
 
@@ -281,8 +288,12 @@ class _Projector:
         d = self.dialect
         ref = node.get("$ref")
         if isinstance(ref, str):
-            if inline_ref or (not d.supports_ref and ref not in self.recursive):
+            beside = not d.ref_siblings and any(
+                key not in ("$ref", "default") and self._keeps(key) for key in node
+            )
+            if inline_ref or beside or (not d.supports_ref and ref not in self.recursive):
                 why = ("the root must be an object schema" if inline_ref
+                       else f"{d.name} does not allow keywords beside $ref" if beside
                        else f"{d.name} does not support $ref")
                 self._change("schema.refs_inlined", ptr, ref, None,
                              f"{why}; the definition is inlined here")

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
@@ -175,12 +176,19 @@ def _scrub(err: Mapping[str, Any]) -> str:
 class _Plan:
     """What to undo at one schema node: nulls to drop, and where to look further.
 
-    ``alts`` are the node's ``anyOf``/``oneOf``/``allOf`` branches and its ``$ref``
-    target: a reply value may match any of them, so their views are merged (a
-    property is stripped only if no branch declares it without stripping).
+    ``alts`` are the node's ``$ref`` target, its ``allOf`` entries and, when they
+    cannot disagree, its ``anyOf``/``oneOf`` branches: a reply value may match any
+    of them, so their views are merged (a property is stripped only if no branch
+    declares it without stripping). When two or more non-null branches of a union
+    exist and one has something to undo, merging could keep a null that the branch
+    the value belongs to added (or strip one another branch declares), so the
+    branches go to ``choices`` instead: ``(validator, plan)`` pairs tried in order
+    against the value as sent, the first branch it satisfies applies, and a last
+    ``(None, merged plan)`` entry keeps the merged view for a value matching none.
     """
 
-    __slots__ = ("alts", "declared", "items", "live", "props", "strip", "views")
+    __slots__ = ("alts", "branches", "choices", "declared", "items", "live", "props", "strip",
+                 "views")
 
     def __init__(self) -> None:
         self.strip: frozenset[str] = frozenset()
@@ -188,17 +196,21 @@ class _Plan:
         self.props: dict[str, _Plan] = {}
         self.items: _Plan | None = None
         self.alts: tuple[_Plan, ...] = ()
+        self.branches: tuple[tuple[Any, _Plan], ...] = ()
+        self.choices: tuple[tuple[Any, _Plan], ...] = ()
         self.live = False
-        self.views: tuple[frozenset[str], dict[str, _Plan], _Plan | None] | None = None
+        self.views: _View | None = None
 
     def children(self) -> Iterable[_Plan]:
         yield from self.props.values()
         if self.items is not None:
             yield self.items
         yield from self.alts
+        yield from (plan for _, plan in self.choices)
 
-    def view(self) -> tuple[frozenset[str], dict[str, _Plan], _Plan | None]:
-        """Return ``(keys to strip, plans per key, plan for array items)``, merged over alts."""
+    def view(self) -> _View:
+        """Return ``(keys to strip, plans per key, plan for array items, unions to choose in)``,
+        merged over ``alts``."""
         if self.views is None:
             flat: list[_Plan] = []
             stack, seen = [self], set()
@@ -222,8 +234,14 @@ class _Plan:
                 stripped - kept,
                 {key: _union(subs) for key, subs in per_key.items()},
                 _union(items) if items else None,
+                tuple(plan.choices for plan in flat if plan.choices),
             )
         return self.views
+
+
+_View = tuple[
+    frozenset[str], dict[str, _Plan], _Plan | None, tuple[tuple[tuple[Any, _Plan], ...], ...]
+]
 
 
 def _union(plans: list[_Plan]) -> _Plan:
@@ -235,9 +253,18 @@ def _union(plans: list[_Plan]) -> _Plan:
     return merged
 
 
+def _choose(value: Any, choices: tuple[tuple[Any, _Plan], ...]) -> _Plan:
+    """Return the plan of the first union branch ``value`` satisfies (the merged one if none)."""
+    for validator, plan in choices:
+        if validator is None or validator.is_valid(value):
+            return plan
+    return choices[-1][1]
+
+
 def _apply(value: Any, plan: _Plan) -> None:
     """Delete, in place, the nulls ``plan`` says the projection added (hot path: kept lean)."""
-    strip, props, items = plan.views or plan.view()
+    strip, props, items, unions = plan.views or plan.view()
+    chosen = [_choose(value, choices) for choices in unions] if unions else ()
     if type(value) is dict:
         for key in strip:
             if key in value and value[key] is None:
@@ -250,6 +277,8 @@ def _apply(value: Any, plan: _Plan) -> None:
         for item in value:
             if type(item) is dict or type(item) is list:
                 _apply(item, items)
+    for branch in chosen:  # branches were chosen on the value as sent, before any strip
+        _apply(value, branch)
 
 
 _PLANS: weakref.WeakKeyDictionary[Projection, _Plan | None] = weakref.WeakKeyDictionary()
@@ -264,6 +293,9 @@ def _plan_of(projection: Projection) -> _Plan | None:
     plan = _PlanBuilder(projection).build() if projection.nullable_added else None
     _PLANS[projection] = plan
     return plan
+
+
+_NULL_SCHEMA = {"type": "null"}
 
 
 class _PlanBuilder:
@@ -284,7 +316,29 @@ class _PlanBuilder:
             for plan in self.plans:
                 if not plan.live and (plan.strip or any(c.live for c in plan.children())):
                     plan.live = changed = True
+        for plan in self.plans:
+            self.settle_union(plan)
         return root if root.live else None
+
+    def settle_union(self, plan: _Plan) -> None:
+        """Move a union's branches from ``alts`` to ``choices`` when they could disagree."""
+        real = [(schema, sub) for schema, sub in plan.branches if schema != _NULL_SCHEMA]
+        if len(real) < 2 or not any(sub.live for _, sub in plan.branches):
+            return
+        subs = {id(sub) for _, sub in plan.branches}
+        plan.alts = tuple(alt for alt in plan.alts if id(alt) not in subs)
+        defs = self.schema.get("$defs")
+        plan.choices = (
+            *(
+                (Draft202012Validator(
+                    {**schema, "$defs": defs} if isinstance(defs, Mapping) and
+                    isinstance(schema, Mapping) else schema
+                ), sub)
+                for schema, sub in plan.branches
+            ),
+            (None, _union([sub for _, sub in plan.branches])),
+        )
+        plan.views = None
 
     def node(self, node: Any, path: tuple[str, ...]) -> _Plan:
         plan = _Plan()
@@ -303,11 +357,16 @@ class _PlanBuilder:
         items = node.get("items")
         if isinstance(items, Mapping):
             plan.items = self.node(items, (*path, "items"))
+        branches: list[tuple[Any, _Plan]] = []
         for key in ("anyOf", "oneOf", "allOf"):
-            branches = node.get(key)
-            if isinstance(branches, list):
-                alts.extend(self.node(b, (*path, key, str(i))) for i, b in enumerate(branches))
+            entries = node.get(key)
+            if isinstance(entries, list):
+                subs = [self.node(b, (*path, key, str(i))) for i, b in enumerate(entries)]
+                alts.extend(subs)
+                if key != "allOf":
+                    branches.extend(zip(entries, subs, strict=True))
         plan.alts = tuple(alts)
+        plan.branches = tuple(branches)
         return plan
 
     def ref(self, ref: str) -> _Plan:
