@@ -33,9 +33,9 @@ class Layer:
     provenance: Callable[[Path], Provenance]
 
 
-def _drop(prov: dict[str, Provenance], dotted: str) -> None:
+def _drop_below(prov: dict[str, Provenance], dotted: str) -> None:
     prefix = dotted + "."
-    for key in [k for k in prov if k == dotted or k.startswith(prefix)]:
+    for key in [k for k in prov if k.startswith(prefix)]:
         del prov[key]
 
 
@@ -49,19 +49,22 @@ def _apply(
     for key, value in values.items():
         here = (*path, key)
         dotted = ".".join(here)
+        current = target.get(key)
         if value is UNSET:
             target.pop(key, None)
-            _drop(prov, dotted)
+            prov.pop(dotted, None)
+            if isinstance(current, dict):
+                _drop_below(prov, dotted)
         elif isinstance(value, Mapping):
-            current = target.get(key)
             if not isinstance(current, dict):
+                prov.pop(dotted, None)
                 current = {}
                 target[key] = current
-                _drop(prov, dotted)
             _apply(current, value, layer, here, prov)
         else:
+            if isinstance(current, dict):
+                _drop_below(prov, dotted)
             target[key] = list(value) if isinstance(value, list | tuple) else value
-            _drop(prov, dotted)
             prov[dotted] = layer.provenance(here)
 
 

@@ -12,6 +12,7 @@ order of ``docs/configuration.md``, later winning::
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -142,6 +143,12 @@ class Registry:
     fetch_endpoints: bool = False
     notes: list[str] = field(default_factory=list, repr=False)
     _cache: dict[tuple[str, str | None, str], ResolvedModel] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _meta_provenance: Callable[[tuple[str, ...]], Provenance] | None = field(
+        default=None, init=False, repr=False
+    )
+    _entry_layers: dict[tuple[str | int, ...], Layer] = field(
         default_factory=dict, init=False, repr=False
     )
     _fetched: dict[str, EndpointList | None] = field(default_factory=dict, init=False, repr=False)
@@ -292,15 +299,28 @@ class Registry:
         matched.sort(key=lambda k: (_specificity(k), order[k]))
         if model_id in entries:
             matched.append(model_id)
-        layers = []
-        for key in matched:
+        return [self._entry_layer(entries, key, file, (*base, key), layer_name)
+                for key in matched]
+
+    def _entry_layer(
+        self,
+        entries: Mapping[str, ModelDecl],
+        key: str,
+        file: ModelsFile | StagesFile,
+        prefix: tuple[str | int, ...],
+        layer_name: str,
+    ) -> Layer:
+        """Return the layer of one YAML entry, built once per registry (values are
+        read-only to the merge, and provenance lookups are memoised)."""
+        found = self._entry_layers.get(prefix)
+        if found is None:
             values = decl_to_layer(entries[key])
-            prefix = (*base, key)
             for unset_path in file.unset_paths:
                 if tuple(unset_path[: len(prefix)]) == prefix:
                     _put(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
-            layers.append(Layer(values, _yaml_provenance(file, prefix, layer_name)))
-        return layers
+            found = Layer(values, functools.cache(_yaml_provenance(file, prefix, layer_name)))
+            self._entry_layers[prefix] = found
+        return found
 
     def _resolve(
         self, model_id: str, stage: str | None, provider: Mapping[str, Any] | None
@@ -318,7 +338,9 @@ class Registry:
 
         layers = [Layer(_DEFAULTS, _default_provenance)]
         if info is not None:
-            layers.append(Layer(_metadata_values(info), self._metadata_provenance()))
+            if self._meta_provenance is None:
+                self._meta_provenance = functools.cache(self._metadata_provenance())
+            layers.append(Layer(_metadata_values(info), self._meta_provenance))
         if self.models_file is not None:
             layers += self._yaml_layers(
                 models, model_id, self.models_file, ("models",), "models.yaml"
@@ -413,6 +435,7 @@ def _put(values: dict[str, Any], path: list[str], value: Any) -> None:
         node[path[-1]] = value
 
 
+@functools.cache
 def _default_provenance(path: tuple[str, ...]) -> Provenance:
     return Provenance(layer="default", source="capability-compiler", field=".".join(path))
 
