@@ -6,19 +6,44 @@ Public API::
     CompiledRequest.body / .report / .parse_reply(text) / .to_openai_kwargs()
 """
 
-from compiler.contract import OutputContract
-from compiler.errors import (
-    AdjustmentRefused,
-    AdjustmentWarning,
-    CompilerError,
-    ContractError,
-    ProjectionError,
-    PromptTooLongError,
-    ReplyValidationError,
-)
-from compiler.intent import Intent
-from compiler.report import Adjustment, AdjustmentReport
-from compiler.request import CompiledRequest, compile_request, default_registry
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compiler.contract import OutputContract
+    from compiler.errors import (
+        AdjustmentRefused,
+        AdjustmentWarning,
+        CompilerError,
+        ContractError,
+        ProjectionError,
+        PromptTooLongError,
+        ReplyValidationError,
+    )
+    from compiler.intent import Intent
+    from compiler.report import Adjustment, AdjustmentReport
+    from compiler.request import CompiledRequest, compile_request, default_registry
+
+#: public name -> the module that defines it; imported on first use (PEP 562), so
+#: ``import compiler`` stays cheap for callers that need only part of the API.
+_EXPORTS: dict[str, str] = {
+    "Adjustment": "compiler.report",
+    "AdjustmentRefused": "compiler.errors",
+    "AdjustmentReport": "compiler.report",
+    "AdjustmentWarning": "compiler.errors",
+    "CompiledRequest": "compiler.request",
+    "CompilerError": "compiler.errors",
+    "ContractError": "compiler.errors",
+    "Intent": "compiler.intent",
+    "OutputContract": "compiler.contract",
+    "ProjectionError": "compiler.errors",
+    "PromptTooLongError": "compiler.errors",
+    "ReplyValidationError": "compiler.errors",
+    "compile_request": "compiler.request",
+    "default_registry": "compiler.request",
+}
 
 __all__ = [
     "Adjustment",
@@ -36,3 +61,16 @@ __all__ = [
     "compile_request",
     "default_registry",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -4,16 +4,40 @@ Resolves what a model (and the endpoints that serve it) supports, with the sourc
 every value. Never imports :mod:`compiler`.
 """
 
-from registry.capabilities import Provenance, ReasoningCaps, ResolvedModel, SamplingRules
-from registry.catalog import Catalog, bundled_catalog, load_catalog
-from registry.errors import (
-    DeclarationError,
-    MetadataError,
-    RegistryError,
-    UnknownModelError,
-    UnknownStageError,
-)
-from registry.resolver import Registry
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from registry.capabilities import Provenance, ReasoningCaps, ResolvedModel, SamplingRules
+    from registry.catalog import Catalog, bundled_catalog, load_catalog
+    from registry.errors import (
+        DeclarationError,
+        MetadataError,
+        RegistryError,
+        UnknownModelError,
+        UnknownStageError,
+    )
+    from registry.resolver import Registry
+
+#: public name -> the module that defines it; imported on first use (PEP 562), so
+#: ``import registry`` stays cheap for callers that need only part of the API.
+_EXPORTS: dict[str, str] = {
+    "Catalog": "registry.catalog",
+    "DeclarationError": "registry.errors",
+    "MetadataError": "registry.errors",
+    "Provenance": "registry.capabilities",
+    "ReasoningCaps": "registry.capabilities",
+    "Registry": "registry.resolver",
+    "RegistryError": "registry.errors",
+    "ResolvedModel": "registry.capabilities",
+    "SamplingRules": "registry.capabilities",
+    "UnknownModelError": "registry.errors",
+    "UnknownStageError": "registry.errors",
+    "bundled_catalog": "registry.catalog",
+    "load_catalog": "registry.catalog",
+}
 
 __all__ = [
     "Catalog",
@@ -30,3 +54,16 @@ __all__ = [
     "bundled_catalog",
     "load_catalog",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

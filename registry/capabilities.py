@@ -177,7 +177,7 @@ class ResolvedModel:
         notes: free text from models.yaml.
         declared_only: the model is absent from metadata and declared whole in YAML.
         provenance: dotted capability path -> where its value came from.
-        values: dotted capability path -> effective value (the merged leaves).
+        tree: the merged capability document (nested, models.yaml entry shape).
         endpoints: the endpoints that may serve the request (all published endpoints,
             or those the routing allows); empty when no endpoint data is loaded.
         routing_restricted: the ``provider`` object limits the endpoints, so the
@@ -197,9 +197,23 @@ class ResolvedModel:
     notes: str | None
     declared_only: bool
     provenance: Mapping[str, Provenance] = field(default_factory=dict)
-    values: Mapping[str, Any] = field(default_factory=dict)
+    tree: Mapping[str, Any] = field(default_factory=dict)
     endpoints: tuple[EndpointCaps, ...] = ()
     routing_restricted: bool = False
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Dotted capability path -> effective value: the leaves of :attr:`tree`."""
+        flat: dict[str, Any] = {}
+        stack: list[tuple[str, Mapping[str, Any]]] = [("", self.tree)]
+        while stack:
+            prefix, node = stack.pop()
+            for key, value in node.items():
+                if isinstance(value, Mapping):
+                    stack.append((f"{prefix}{key}.", value))
+                else:
+                    flat[f"{prefix}{key}"] = value
+        return flat
 
     def supports(self, parameter: str) -> bool:
         """Return whether ``parameter`` is in :attr:`supported_parameters`."""

@@ -25,7 +25,8 @@ class Layer:
     """One source of capability values.
 
     Attributes:
-        values: nested mapping in models.yaml entry shape; leaves may be ``UNSET``.
+        values: nested dicts in models.yaml entry shape (plain ``dict``, not any
+            mapping: a non-dict value is a leaf); leaves may be ``UNSET``.
         provenance: maps a leaf path (tuple of keys) to its :class:`Provenance`.
     """
 
@@ -55,7 +56,7 @@ def _apply(
             prov.pop(dotted, None)
             if isinstance(current, dict):
                 _drop_below(prov, dotted)
-        elif isinstance(value, Mapping):
+        elif isinstance(value, dict):
             if not isinstance(current, dict):
                 prov.pop(dotted, None)
                 current = {}
@@ -64,7 +65,7 @@ def _apply(
         else:
             if isinstance(current, dict):
                 _drop_below(prov, dotted)
-            target[key] = list(value) if isinstance(value, list | tuple) else value
+            target[key] = list(value) if type(value) in (list, tuple) else value
             prov[dotted] = layer.provenance(here)
 
 

@@ -51,7 +51,7 @@ __all__ = ["DEFAULT_SAMPLING_RANGES", "Registry"]
 
 #: OpenRouter's documented parameter ranges, the defaults that models.yaml narrows
 #: (https://openrouter.ai/docs/api_reference/parameters).
-DEFAULT_SAMPLING_RANGES: Mapping[str, Mapping[str, float]] = {
+DEFAULT_SAMPLING_RANGES: dict[str, dict[str, float]] = {
     "temperature": {"min": 0.0, "max": 2.0},
     "top_p": {"min": 0.0, "max": 1.0},
     "top_k": {"min": 0},
@@ -62,7 +62,7 @@ DEFAULT_SAMPLING_RANGES: Mapping[str, Mapping[str, float]] = {
     "repetition_penalty": {"min": 0.0, "max": 2.0},
 }
 
-_DEFAULTS: Mapping[str, Any] = {
+_DEFAULTS: dict[str, Any] = {
     # When metadata publishes no list (OpenRouter data before 2025-05), only the
     # length limit is assumed; everything else must be declared in models.yaml.
     "supported_parameters": ["max_tokens"],
@@ -511,18 +511,9 @@ def _build(
         notes=merged.get("notes"),
         declared_only=declared_only,
         provenance=dict(provenance),
-        values=_flatten(merged),
+        tree=merged,
     )
 
-
-def _flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 def _decimal(value: Any) -> Decimal | None:

@@ -1,0 +1,48 @@
+"""The public surface is pinned: each package's __all__ is sorted, complete and importable."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import compiler
+import registry
+
+
+@pytest.mark.parametrize("package", [compiler, registry])
+def test_all_is_sorted_and_every_name_resolves(package: object) -> None:
+    """__all__ is sorted and each exported name resolves to an object from the package."""
+    names = package.__all__  # type: ignore[attr-defined]
+    assert names == sorted(names)
+    for name in names:
+        value = getattr(package, name)
+        assert getattr(value, "__module__", "").split(".")[0] == package.__name__  # type: ignore[attr-defined]
+
+
+def test_importing_packages_loads_no_heavy_dependency() -> None:
+    """import compiler / registry alone loads neither pydantic, httpx, diskcache nor jsonschema."""
+    code = (
+        "import sys, compiler, registry; "
+        "print(sorted(m for m in ('pydantic', 'httpx', 'diskcache', 'jsonschema', 'yaml') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_compile_path_does_not_import_network_stack(tmp_path: object) -> None:
+    """Compiling from a metadata file imports neither httpx nor diskcache nor tenacity."""
+    from tests.conftest import ROOT
+
+    argv = ["compile", "classify_ticket", "openai/gpt-4o-mini",
+            "--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml"),
+            "--metadata", str(ROOT / "registry" / "data" / "seed-models-2026-08-19.json")]
+    code = (
+        f"import sys; from compiler.cli import main; main({argv!r}); "
+        "print(sorted(m for m in ('httpx', 'diskcache', 'tenacity') if m in sys.modules), "
+        "file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.strip().splitlines()[-1] == "[]"
