@@ -33,6 +33,8 @@ class Draft:
         reasoning_budget: tokens reserved for reasoning inside ``max_tokens``.
         prompt_tokens: estimated prompt size, in tokens.
         provider_patch: ``provider`` keys the compiler sets over the declared routing.
+        shown_sha256: SHA-256 of the schema shown in the instructions.
+        enforced_sha256: SHA-256 of the schema in ``response_format``, when strict.
     """
 
     intent: Intent
@@ -47,6 +49,8 @@ class Draft:
     reasoning_budget: int = 0
     prompt_tokens: int = 0
     provider_patch: dict[str, Any] = field(default_factory=dict)
+    shown_sha256: str | None = None
+    enforced_sha256: str | None = None
 
     def adjust(
         self,

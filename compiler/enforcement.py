@@ -16,6 +16,7 @@ schema is parsed back out of the text and compared with the enforced one.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -103,18 +104,39 @@ def apply_enforcement(draft: Draft) -> None:
             change.reason,
             dialect_evidence if rung == "schema" else None,
         )
-    text = render_instructions(projection, draft.intent.instructions)
+    text, schema, digest = _rendered(projection, draft.intent.instructions)
     draft.instructions = text
-    shown = extract_shown_schema(text, draft.intent.instructions)
+    draft.shown_sha256 = digest
     if rung == "schema":
-        enforced = json.loads(projection.schema_json)
         draft.params["response_format"] = {
             "type": "json_schema",
-            "json_schema": {"name": contract.name, "strict": True, "schema": enforced},
+            "json_schema": {"name": contract.name, "strict": True, "schema": schema},
         }
-        if shown != enforced:
-            raise CompilerError("internal error: the schema shown differs from the one enforced")
+        draft.enforced_sha256 = digest
     elif rung == "json":
         draft.params["response_format"] = {"type": "json_object"}
-    if shown != json.loads(projection.schema_json):
-        raise CompilerError("internal error: the instruction text does not carry the schema")
+
+
+@functools.lru_cache(maxsize=512)
+def _rendered(projection: Projection, template: str | None) -> tuple[str, Any, str]:
+    """Render the instructions for a projection once, and prove shown == enforced.
+
+    The schema is parsed back out of the rendered text and compared with the schema
+    that ``response_format`` carries (``json.loads(projection.schema_json)``); both are
+    hashed. Cached per (projection, template): the result never changes, so the hot
+    path pays for neither the rendering nor the proof again. The returned schema is
+    shared between requests and must be treated as read-only.
+
+    Returns:
+        ``(instruction text, enforced schema, SHA-256 of both)``.
+
+    Raises:
+        CompilerError: the shown schema differs from the enforced one (a bug guard).
+    """
+    text = render_instructions(projection, template)
+    shown = extract_shown_schema(text, template)
+    enforced = json.loads(projection.schema_json)
+    shown_digest, enforced_digest = canonical_sha256(shown), canonical_sha256(enforced)
+    if shown != enforced or shown_digest != enforced_digest:
+        raise CompilerError("internal error: the schema shown differs from the one enforced")
+    return text, enforced, enforced_digest

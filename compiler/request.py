@@ -19,7 +19,7 @@ from typing import Any
 from compiler.budget import apply_budget
 from compiler.contract import OutputContract
 from compiler.draft import Draft
-from compiler.enforcement import apply_enforcement, schema_sha256
+from compiler.enforcement import apply_enforcement
 from compiler.errors import AdjustmentRefused, AdjustmentWarning
 from compiler.intent import Intent
 from compiler.projection import Projection
@@ -224,10 +224,8 @@ def compile_request(
         else "declared in models.yaml (absent from metadata)",
         rung=draft.rung,
         adjustments=tuple(draft.adjustments),
-        shown_sha256=None if draft.projection is None else schema_sha256(draft.projection.schema),
-        enforced_sha256=None
-        if draft.rung != "schema"
-        else schema_sha256(body["response_format"]["json_schema"]["schema"]),
+        shown_sha256=draft.shown_sha256,
+        enforced_sha256=draft.enforced_sha256 if draft.rung == "schema" else None,
     )
     _finalise(intent, report)
     instructions = (
@@ -272,6 +270,8 @@ def _render(draft: Draft) -> dict[str, Any]:
 
 
 def _finalise(intent: Intent, report: AdjustmentReport) -> None:
+    if not intent.policy and intent.output_policy != "required":
+        return  # everything is "report"
     policy = dict(intent.policy)
     if intent.output_policy == "required":
         policy.setdefault("output.downgraded", "refuse")

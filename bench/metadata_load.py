@@ -11,7 +11,7 @@ Python's import cache:
 
 Usage, from the repository root::
 
-    python scripts/bench_metadata.py [SNAPSHOT] [--rounds 20]
+    python bench/metadata_load.py [SNAPSHOT] [--rounds 20]
 
 ``SNAPSHOT`` defaults to ``../shared/data/openrouter/models-all-2026-08-19.json``.
 Prints the best and median milliseconds of each step.

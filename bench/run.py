@@ -1,0 +1,220 @@
+"""Benchmark of capability-compiler's speed goals (not a test; see docs/performance.md).
+
+Usage, from the repository root::
+
+    python bench/run.py [--rounds 15] [--snapshot PATH]
+
+Prints, for each measure, the median and the 90th percentile over ``--rounds`` runs
+after one warm-up run:
+
+1. whole-process wall time of ``capc compile classify_ticket openai/gpt-4o-mini
+   --metadata SNAPSHOT`` (a cold interpreter each run), of ``python -c "import
+   compiler"``, and of ``python -c pass`` (the interpreter's own start-up, for scale);
+2. warm ``compile_request`` latency per call for each example stage;
+3. a full audit: every example stage x every model of the snapshot, total time;
+4. loading the largest shared snapshot and resolving every model (see also
+   ``bench/metadata_load.py`` for the same from the disk cache);
+5. ``CompiledRequest.parse_reply`` for a typical contract;
+6. peak RSS of the CLI process;
+7. the pinned-endpoint sweep of the 2026-05-18 data (every model x stage x endpoint);
+8. with the ``bench`` extra installed (LiteLLM), LiteLLM's equivalent parameter
+   mapping (``get_optional_params`` for an ``openrouter/...`` model with
+   ``drop_params=True``) and the ratio.
+
+Subprocesses run with ``CAPC_OFFLINE=1`` and without ``PYTHONDONTWRITEBYTECODE``, so
+Python may cache bytecode as it does for most users.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data" / "openrouter"
+SEED = ROOT / "registry" / "data" / "seed-models-2026-08-19.json"
+MESSAGES = [{"role": "user", "content": "Ticket #4411: I was charged twice for March."}]
+
+
+def stats(samples: list[float]) -> str:
+    """Format median and p90 of samples given in seconds, in a readable unit."""
+    ordered = sorted(samples)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    med = statistics.median(ordered)
+    unit, scale = ("us", 1e6) if med < 1e-3 else ("ms", 1e3)
+    return f"median {med * scale:8.1f} {unit}   p90 {p90 * scale:8.1f} {unit}"
+
+
+def per_call(fn: Callable[[], Any], rounds: int, calls: int = 2000) -> list[float]:
+    """Return per-call seconds of ``fn`` for each round of ``calls`` calls (after warm-up)."""
+    for _ in range(min(calls, 200)):
+        fn()
+    out = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        out.append((time.perf_counter() - start) / calls)
+    return out
+
+
+def run_process(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Run a process, return (wall seconds, peak RSS in KiB)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=ROOT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed")
+    return elapsed, usage.ru_maxrss
+
+
+def processes(snapshot: Path, rounds: int) -> None:
+    """Measures 1 and 6: whole-process wall time and peak RSS."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["CAPC_OFFLINE"] = "1"
+    env["CAPC_CACHE_DIR"] = tempfile.mkdtemp(prefix="capc-bench-")
+    capc = [sys.executable, "-m", "compiler", "compile", "classify_ticket",
+            "openai/gpt-4o-mini", "--metadata", str(snapshot)]
+    for label, argv in (("capc compile (whole process)", capc),
+                        ('python -c "import compiler"', [sys.executable, "-c", "import compiler"]),
+                        ('python -c "pass" (start-up)', [sys.executable, "-c", "pass"])):
+        run_process(argv, env)
+        runs = [run_process(argv, env) for _ in range(rounds)]
+        print(f"1. {label:34} {stats([r[0] for r in runs])}")
+        if argv is capc:
+            rss = max(r[1] for r in runs) / 1024
+    print(f"6. capc compile peak RSS             {rss:.1f} MiB")
+
+
+def in_process(snapshot: Path, rounds: int) -> None:
+    """Measures 2 to 5 and 7 in this process."""
+    os.environ["CAPC_OFFLINE"] = "1"
+    from compiler import CompilerError, compile_request
+    from registry import Registry
+
+    def load() -> Registry:
+        return Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
+                             stages=ROOT / "stages.yaml")
+
+    registry = load()
+    for stage in registry.stage_names():
+        model = "openai/gpt-4o-mini"
+        samples = per_call(lambda s=stage, m=model: compile_request(s, m, MESSAGES,
+                                                                   registry=registry), rounds)
+        print(f"2. compile_request {stage:17} {stats(samples)}")
+
+    pairs = [(s, m) for s in registry.stage_names() for m in registry.catalog.ids()]
+
+    def audit() -> None:
+        fresh = load()
+        for stage, model in pairs:
+            with contextlib.suppress(CompilerError):  # a refusal still counts as audited
+                compile_request(stage, model, MESSAGES, registry=fresh)
+
+    audit()
+    runs = []
+    for _ in range(max(3, rounds // 3)):
+        start = time.perf_counter()
+        audit()
+        runs.append(time.perf_counter() - start)
+    print(f"3. full audit, {len(pairs)} stage x model pairs (load included)  {stats(runs)}")
+
+    largest = max(SHARED.glob("models-*.json"), key=lambda p: p.stat().st_size, default=SEED) \
+        if SHARED.is_dir() else SEED
+
+    def load_and_resolve() -> None:
+        reg = Registry.load(metadata=largest)
+        for model_id in reg.catalog.ids():
+            reg.resolve(model_id)
+
+    load_and_resolve()
+    runs = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        load_and_resolve()
+        runs.append(time.perf_counter() - start)
+    print(f"4. load {largest.name} + resolve every model   {stats(runs)}")
+
+    req = compile_request("classify_ticket", "openai/gpt-4o-mini", MESSAGES, registry=registry)
+    reply = json.dumps({"category": "billing", "urgent": False, "confidence": 0.9})
+    samples = per_call(lambda: req.parse_reply(reply), rounds)
+    print(f"5. parse_reply (TicketLabel)        {stats(samples)}")
+
+    endpoints = SHARED / "endpoints-all-2026-05-18.json"
+    if endpoints.is_file():
+        from compiler import Intent
+
+        start = time.perf_counter()
+        reg = Registry.load(metadata=SHARED / "models-2026-05-18.json", endpoints=endpoints,
+                            models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+        count = 0
+        for name in reg.stage_names():
+            base = Intent.from_stage(name, reg.stage(name), base_dir=reg.stage_dir())
+            fields = {f: getattr(base, f) for f in base.__dataclass_fields__}
+            for model_id in reg.catalog.ids():
+                listed = reg.endpoints(model_id)
+                for endpoint in [] if listed is None else listed.endpoints:
+                    pinned = Intent(**{**fields, "provider": {
+                        "only": [endpoint.routing_slug], "allow_fallbacks": False}})
+                    try:
+                        compile_request(pinned, model_id, MESSAGES, registry=reg)
+                    except CompilerError:
+                        continue
+                    count += 1
+        print(f"7. pinned-endpoint sweep, {count} compilations: "
+              f"{(time.perf_counter() - start) * 1e3:.0f} ms")
+    litellm_comparison(rounds, registry)
+
+
+def litellm_comparison(rounds: int, registry: Any) -> None:
+    """Measure 8, when LiteLLM is installed (``pip install -e '.[bench]'``)."""
+    try:
+        start = time.perf_counter()
+        import litellm
+        imported = time.perf_counter() - start
+    except ImportError:
+        print("8. LiteLLM not installed (pip install -e '.[bench]'): comparison skipped")
+        return
+    from compiler import compile_request
+
+    def theirs() -> Any:
+        return litellm.get_optional_params(
+            model="openai/gpt-4o-mini", custom_llm_provider="openrouter", temperature=0.0,
+            max_tokens=200, drop_params=True)
+
+    ours = statistics.median(per_call(
+        lambda: compile_request("classify_ticket", "openai/gpt-4o-mini", MESSAGES,
+                                registry=registry), rounds, 500))
+    other = statistics.median(per_call(theirs, rounds, 200))
+    print(f"8. LiteLLM import {imported * 1e3:.0f} ms; get_optional_params median "
+          f"{other * 1e6:.1f} us vs compile_request {ours * 1e6:.1f} us "
+          f"(ratio {other / ours:.1f}x)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every measure and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    default = SHARED / "models-2026-08-19.json"
+    parser.add_argument("--snapshot", type=Path, default=default if default.is_file() else SEED)
+    args = parser.parse_args(argv)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, snapshot {args.snapshot.name}")
+    processes(args.snapshot, args.rounds)
+    in_process(args.snapshot, args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
