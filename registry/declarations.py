@@ -367,12 +367,24 @@ class ProviderDecl(_Decl):
         return self
 
 
+# Written out rather than left to pydantic, whose JSON Schema for Decimal changes
+# between releases; the published schema must not depend on the installed version.
+_PRICE_SCHEMA = WithJsonSchema(
+    {
+        "anyOf": [
+            {"type": "number", "minimum": 0},
+            {"type": "string", "pattern": r"^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$"},
+        ]
+    }
+)
+
+
 class PricingDecl(_Decl):
     """Prices in USD per token (as OpenRouter publishes them), overriding metadata."""
 
-    prompt: Annotated[Decimal, Field(ge=0, strict=False)] | None = None
+    prompt: Annotated[Decimal, Field(ge=0, strict=False), _PRICE_SCHEMA] | None = None
     """USD per prompt token."""
-    completion: Annotated[Decimal, Field(ge=0, strict=False)] | None = None
+    completion: Annotated[Decimal, Field(ge=0, strict=False), _PRICE_SCHEMA] | None = None
     """USD per completion token."""
 
 
