@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,6 +21,8 @@ from typing import Any, NoReturn
 __all__ = ["CliError", "add_common_options", "load_registry", "main", "run"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+#: 128 + SIGPIPE, what a shell reports for a program whose reader closed the pipe.
+EXIT_BROKEN_PIPE = 141
 
 #: Modules that add subcommands: each has ``register(subparsers) -> {name: handler}``,
 #: a handler takes the parsed arguments and returns the exit code.
@@ -42,7 +46,8 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metadata",
         metavar="PATH",
-        help="OpenRouter models list (file path or file:// URL); default: the bundled seed catalog",
+        help="OpenRouter models list: a file path, file:// or http(s):// URL; default: "
+        "OpenRouter's list through the cache (fresh cache, fetch, stale cache, bundled seed)",
     )
     parser.add_argument(
         "--models", metavar="PATH", help="models.yaml (default: ./models.yaml when present)"
@@ -85,6 +90,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 def _default_path(given: str | None, name: str) -> Path | None:
     if given is not None:
         path = Path(given)
+        if path.is_dir():
+            raise CliError(f"{given}: is a directory; expected the path of {name}", EXIT_INPUT)
         if not path.is_file():
             raise CliError(f"{given}: no such file", EXIT_INPUT)
         return path
@@ -112,6 +119,10 @@ def _read_messages(spec: str | None) -> list[dict[str, Any]]:
         data = json.loads(text)
     except OSError as exc:
         raise CliError(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"{where}: messages are not UTF-8 text (byte {exc.start})", EXIT_INPUT
+        ) from exc
     except json.JSONDecodeError as exc:
         raise CliError(
             f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}", EXIT_INPUT
@@ -162,7 +173,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, handlers = _parser()
     args = parser.parse_args(argv)
     try:
-        return handlers[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return handlers[args.command](args)
+    except BrokenPipeError:
+        # The reader went away (``capc models | head``): stop quietly, like other tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except CliError as exc:
         return _die(str(exc), exc.code)
     except Exception as exc:
@@ -170,6 +188,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if code is None:
             raise
         return _die(str(exc), code)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    print(f"capc: warning: {message}", file=sys.stderr)
 
 
 def _die(message: str, code: int) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from compiler.cli import EXIT_INPUT, EXIT_OK, add_common_options, load_registry
+from compiler.cli import EXIT_INPUT, EXIT_OK, CliError, add_common_options, load_registry
 
 __all__ = ["register"]
 
@@ -36,8 +36,7 @@ def register(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     schema = sub.add_parser(
         "schema",
         help="print the JSON Schema of models.yaml or stages.yaml",
-        description="Print a JSON Schema editors can use "
-        "(# yaml-language-server: $schema=...).",
+        description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...).",
     )
     schema.add_argument("which", choices=("models", "stages"))
     return {"show": _cmd_show, "check": _cmd_check, "schema": _cmd_schema}
@@ -87,12 +86,25 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from compiler.errors import ContractError
     from compiler.intent import Intent
+    from compiler.kinds import policy_key_problem
     from registry.checks import check_model_ids
 
     registry = load_registry(args)
+    if registry.models_file is None and registry.stages_file is None:
+        raise CliError(
+            "neither models.yaml nor stages.yaml found in the current directory; "
+            "give their paths with --models and --stages",
+            EXIT_INPUT,
+        )
     problems = [str(p) for p in check_model_ids(registry)]
     stages = registry.stages_file
     for name in registry.stage_names():
+        for key in registry.stage(name).policy:
+            problem = policy_key_problem(key)
+            if problem is not None and stages is not None:
+                problems.append(
+                    str(stages.document.error(problem, ("stages", name, "policy", key)))
+                )
         try:
             Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
         except ContractError as exc:

@@ -6,9 +6,10 @@ rejects an unlisted kind, and ``docs/adjustments.md`` documents each (a test che
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 
-__all__ = ["KINDS"]
+__all__ = ["KINDS", "policy_key_problem"]
 
 KINDS: Mapping[str, str] = {
     "output.downgraded": "the enforcement ceiling could not be met; a weaker rung was used",
@@ -41,3 +42,27 @@ KINDS: Mapping[str, str] = {
     "routing.param_dropped": "no allowed endpoint supports the whole set; a want was dropped",
     "routing.restricted": "provider.only narrowed to endpoints that can serve the request",
 }
+
+
+def policy_key_problem(key: str) -> str | None:
+    """Return why ``key`` is not a valid stage policy key, or ``None`` when it is.
+
+    Valid keys are a kind of :data:`KINDS`, a prefix of kinds followed by ``.*``
+    (``param.*``), or ``*``.
+
+    >>> policy_key_problem("param.droped")
+    "unknown adjustment kind 'param.droped'; did you mean 'param.dropped'?"
+    """
+    if key == "*" or key in KINDS:
+        return None
+    if key.endswith(".*"):
+        prefix = key[:-1]
+        if any(kind.startswith(prefix) for kind in KINDS):
+            return None
+        prefixes = sorted({kind.split(".")[0] + ".*" for kind in KINDS})
+        hint = difflib.get_close_matches(key, prefixes, n=1, cutoff=0.5)
+        return f"no adjustment kind starts with {prefix!r}" + (
+            f"; did you mean {hint[0]!r}?" if hint else f"; prefixes are {', '.join(prefixes)}")
+    hint = difflib.get_close_matches(key, list(KINDS), n=1, cutoff=0.5)
+    return f"unknown adjustment kind {key!r}" + (f"; did you mean {hint[0]!r}?" if hint else
+                                                 "; see docs/adjustments.md")

@@ -22,6 +22,7 @@ from compiler.draft import Draft
 from compiler.enforcement import apply_enforcement
 from compiler.errors import AdjustmentRefused, AdjustmentWarning
 from compiler.intent import Intent
+from compiler.kinds import policy_key_problem
 from compiler.projection import Projection
 from compiler.reasoning import apply_reasoning
 from compiler.reply import parse_reply
@@ -158,7 +159,12 @@ def _intent(registry: Registry, stage: str) -> Intent:
     cache = _INTENTS.setdefault(registry, {})
     found = cache.get(stage)
     if found is None:
-        found = Intent.from_stage(stage, registry.stage(stage), base_dir=registry.stage_dir())
+        decl = registry.stage(stage)
+        for key in decl.policy:
+            problem = policy_key_problem(key)
+            if problem is not None and registry.stages_file is not None:
+                raise registry.stages_file.document.error(problem, ("stages", stage, "policy", key))
+        found = Intent.from_stage(stage, decl, base_dir=registry.stage_dir())
         cache[stage] = found
     return found
 

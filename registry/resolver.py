@@ -206,7 +206,12 @@ class Registry:
         Raises:
             UnknownStageError: no such stage (carries the closest names).
         """
-        stages = {} if self.stages_file is None else self.stages_file.stages
+        if self.stages_file is None:
+            error = UnknownStageError(name, [])
+            error.args = (f"unknown stage {name!r}: no stages.yaml was loaded (none in the "
+                          "current directory; give its path with --stages)",)
+            raise error
+        stages = self.stages_file.stages
         try:
             return stages[name]
         except KeyError:
@@ -221,10 +226,15 @@ class Registry:
     # -- models -----------------------------------------------------------------
 
     def known_ids(self) -> list[str]:
-        """Return every model id from metadata plus exact ids declared in models.yaml."""
+        """Return every model id that resolves: metadata ids plus models declared whole
+        (an exact models.yaml entry with ``supported_parameters``)."""
         ids = self.catalog.ids()
         if self.models_file is not None:
-            ids += [k for k in self.models_file.models if not is_glob(k) and k not in ids]
+            published = set(ids)
+            ids += [
+                k for k, decl in self.models_file.models.items()
+                if not is_glob(k) and k not in published and decl.supported_parameters is not None
+            ]
         return ids
 
     def endpoints(self, model_id: str) -> EndpointList | None:
@@ -334,7 +344,14 @@ class Registry:
             overrides = {} if stage_decl is None else stage_decl.overrides
             stage_exact = overrides.get(model_id)
             if stage_exact is None or stage_exact.supported_parameters is None:
-                raise UnknownModelError(model_id, closest(model_id, self.known_ids()))
+                error = UnknownModelError(model_id, closest(model_id, self.known_ids()))
+                if exact is not None or stage_exact is not None:
+                    error.args = (
+                        f"model {model_id!r} is declared in YAML but absent from the metadata "
+                        f"({self.catalog.describe()}); to declare it whole, give it "
+                        "supported_parameters (and limits)",
+                    )
+                raise error
 
         layers = [Layer(_DEFAULTS, _default_provenance)]
         if info is not None:
