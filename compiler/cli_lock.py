@@ -69,7 +69,8 @@ def register(sub: Any) -> dict[str, Handler]:
         "diff",
         help="list the settings that changed between two lock files or two metadata snapshots",
         description="Compare two lock files, or two OpenRouter models lists compiled against "
-        "the same models.yaml and stages.yaml. Exit 0 when nothing changed, 1 when something did.",
+        "the same models.yaml and stages.yaml. Exit 0 when nothing changed, 1 when something "
+        "did, 2 for unreadable or mixed inputs.",
     )
     diff.add_argument("old", metavar="OLD", help="old lock file or models list")
     diff.add_argument("new", metavar="NEW", help="new lock file or models list")
