@@ -18,7 +18,6 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
 
 from registry.errors import MetadataError, UnknownModelError, closest
 from registry.metadata import (
@@ -199,6 +198,8 @@ def _location_to_path(location: str | Path) -> tuple[Path, str]:
             raise MetadataError(
                 f"{location}: file URLs on another host are not supported", source=location
             )
+        from urllib.request import url2pathname  # rare path; keeps http.client out of imports
+
         return Path(url2pathname(unquote(parsed.path))), location
     if len(parsed.scheme) > 1:  # one letter is a Windows drive ("C:\\...")
         raise MetadataError(

@@ -27,25 +27,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from registry.cache import (
-    CacheEntry,
-    CacheError,
-    Kind,
-    MetadataCache,
-    RejectedPayload,
-    check_payload,
-)
 from registry.catalog import SEED_DATE, Catalog, bundled_catalog, format_age, load_catalog
 from registry.declarations import PARAMETERS
 from registry.errors import MetadataError
-from registry.fetch import FetchError, endpoints_url, fetch_url, models_url, redact_url
 from registry.metadata import EndpointList, ModelInfo
-from registry.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     import httpx
 
+    from registry.cache import CacheEntry, Kind, MetadataCache
     from registry.fetch import Progress, Sleep
+    from registry.settings import Settings
 
 __all__ = [
     "EndpointsResult",
@@ -106,6 +98,8 @@ def open_cache(settings: Settings) -> MetadataCache:
     Returns:
         The cache; close it (or use it as a context manager) when done.
     """
+    from registry.cache import MetadataCache
+
     return MetadataCache(settings.cache_dir)
 
 
@@ -157,6 +151,8 @@ class _Attempt:
 
 def _parsed_entry(entry: CacheEntry) -> list[ModelInfo] | EndpointList | None:
     """Parse a cached entry again; ``None`` (logged) when it no longer parses."""
+    from registry.cache import check_payload
+
     try:
         return check_payload(entry.kind, entry.payload, source=entry.source)
     except MetadataError as exc:
@@ -179,6 +175,9 @@ def _obtain(
     The cache key and every message use the URL without credentials; the request uses
     ``url`` as given.
     """
+    from registry.cache import CacheError, MetadataCache, RejectedPayload, check_payload
+    from registry.fetch import FetchError, fetch_url, redact_url
+
     key = redact_url(url)
     progress = progress if progress is not None else _PROGRESS.get()
     result = _Attempt()
@@ -293,6 +292,9 @@ def load_metadata(
         MetadataError: a file location cannot be read or parsed (files have no
             fallback), or a ``CAPC_`` setting is invalid.
     """
+    from registry.fetch import models_url, redact_url
+    from registry.settings import load_settings
+
     if not is_remote(location):
         assert location is not None
         catalog = load_catalog(location)
@@ -380,6 +382,9 @@ def load_endpoints_result(
     Raises:
         MetadataError: a ``CAPC_`` setting is invalid.
     """
+    from registry.fetch import endpoints_url
+    from registry.settings import load_settings
+
     settings = settings if settings is not None else load_settings()
     try:
         url = endpoints_url(settings, model_id)
@@ -438,6 +443,8 @@ def load_endpoints_for(
     Raises:
         MetadataError: a ``CAPC_`` setting is invalid.
     """
+    from registry.settings import load_settings
+
     settings = settings if settings is not None else load_settings()
     result = load_endpoints_result(
         model_id,
