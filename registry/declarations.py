@@ -19,6 +19,7 @@ is an unknown key). ``unset`` is refused as a list item.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -191,9 +192,10 @@ def _no_duplicates(items: list[str] | None, *at: str | int) -> None:
 
 
 class _Decl(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True
-    )
+    # Attribute docstrings document each field; they reach the published JSON Schema
+    # through _attribute_docs() rather than pydantic's use_attribute_docstrings, which
+    # parses this module's source while building every class (about 90 ms at import).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ReasoningDecl(_Decl):
@@ -856,8 +858,46 @@ def _allow_unset(node: Any) -> None:
             node[key] = _or_unset(value)
 
 
+@functools.cache
+def _attribute_docs() -> dict[str, dict[str, str]]:
+    """Class name -> field -> the docstring written under the field in this module."""
+    import ast
+    import inspect
+    import sys
+
+    tree = ast.parse(inspect.getsource(sys.modules[__name__]))
+    docs: dict[str, dict[str, str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields: dict[str, str] = {}
+        for stmt, after in zip(node.body, node.body[1:], strict=False):
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                fields[stmt.target.id] = inspect.cleandoc(after.value.value)
+        docs[node.name] = fields
+    return docs
+
+
+def _describe_fields(schema: dict[str, Any], cls_name: str) -> None:
+    for branch in schema.get("anyOf", []):
+        if isinstance(branch, dict):
+            _describe_fields(branch, cls_name)
+    for name, doc in _attribute_docs().get(cls_name, {}).items():
+        prop = schema.get("properties", {}).get(name)
+        if isinstance(prop, dict):
+            prop.setdefault("description", doc)
+
+
 def _publish(root: type[_Decl], title: str) -> dict[str, Any]:
     schema = root.model_json_schema()
-    for definition in schema.get("$defs", {}).values():
+    _describe_fields(schema, root.__name__)
+    for name, definition in schema.get("$defs", {}).items():
+        _describe_fields(definition, name)
         _allow_unset(definition)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema, "title": title}
