@@ -80,6 +80,11 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         metavar="FILE|-",
         help='JSON list of chat messages (or {"messages": [...]}); - reads stdin',
     )
+    comp.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile afresh: neither read nor write the compile cache (docs/performance.md)",
+    )
     add_common_options(comp)
     handlers: dict[str, Handler] = {"compile": _cmd_compile}
     for module in _COMMAND_MODULES:
@@ -110,9 +115,9 @@ def load_registry(args: argparse.Namespace) -> Any:
     )
 
 
-def _read_messages(spec: str | None) -> list[dict[str, Any]]:
+def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
     if spec is None:
-        return []
+        return "", []
     where = "stdin" if spec == "-" else spec
     try:
         text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
@@ -133,28 +138,50 @@ def _read_messages(spec: str | None) -> list[dict[str, Any]]:
         raise CliError(
             f"{where}: expected a JSON list of messages, each an object with a 'role'", EXIT_INPUT
         )
-    return data
+    return text, data
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from compiler.request import compile_request
+    text_in, messages = _read_messages(args.messages)
+    stages = _default_path(args.stages, "stages.yaml")
+    models = _default_path(args.models, "models.yaml")
+    slot = None
+    if not args.no_cache:
+        from compiler.compile_cache import CompileCache
 
-    messages = _read_messages(args.messages)
-    registry = load_registry(args)
+        slot = CompileCache.for_invocation(
+            stage=args.stage, model=args.model, messages_text=text_in, stages=stages,
+            models=models, metadata=args.metadata,
+        )  # fmt: skip
+        hit = None if slot is None else slot.get()
+        if hit is not None:
+            _print_compiled(args, hit["json"], hit["text"])
+            return EXIT_OK
+    from compiler.compile_cache import contract_files
+    from compiler.request import compile_request
+    from registry.resolver import Registry
+
+    registry = Registry.load(metadata=args.metadata, models=models, stages=stages)
     compiled = compile_request(args.stage, args.model, messages, registry=registry)
     report = compiled.report
+    payload = {
+        "request": compiled.body,
+        "adjustments": [a.to_dict() for a in report.adjustments],
+        "report": report.to_dict(),
+    }
+    text = json.dumps(compiled.body, indent=2, ensure_ascii=False) + "\n\n" + report.to_text()
+    _print_compiled(args, payload, text)
+    decl = registry.stage(args.stage)
+    if slot is not None and not decl.policy:
+        slot.put(payload, text, contract_files(decl.contract, registry.stage_dir()))
+    return EXIT_OK
+
+
+def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
     if args.json:
-        payload = {
-            "request": compiled.body,
-            "adjustments": [a.to_dict() for a in report.adjustments],
-            "report": report.to_dict(),
-        }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(json.dumps(compiled.body, indent=2, ensure_ascii=False))
-        print()
-        print(report.to_text())
-    return EXIT_OK
+        print(text)
 
 
 def _error_code(exc: Exception) -> int | None:

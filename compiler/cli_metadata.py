@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -313,6 +314,10 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     with open_cache(settings) as cache:
         if args.action == "clear":
             removed = cache.clear()
+            compiled = directory / "compiled"  # capc compile's result cache
+            if compiled.is_dir():
+                removed += sum(1 for _ in compiled.glob("*.json"))
+                shutil.rmtree(compiled, ignore_errors=True)
             if args.json:
                 print(json.dumps({"directory": str(directory), "removed": removed}, indent=2))
             else:

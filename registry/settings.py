@@ -10,34 +10,18 @@ the fetcher only ever puts it in the ``Authorization`` request header.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from registry.paths import default_cache_dir
+
 __all__ = ["DEFAULT_BASE_URL", "Settings", "default_cache_dir", "load_settings"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 """OpenRouter's public API root; ``/models`` and ``/models/{id}/endpoints`` hang off it."""
-
-_APP_DIR = "capability-compiler"
-
-
-def default_cache_dir() -> Path:
-    """Return the XDG cache directory for this application.
-
-    ``$XDG_CACHE_HOME/capability-compiler`` when ``XDG_CACHE_HOME`` is set to an
-    absolute path (the XDG Base Directory specification says relative values are to
-    be ignored), else ``~/.cache/capability-compiler``.
-
-    Returns:
-        The directory path; it is not created here.
-    """
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / _APP_DIR
 
 
 class Settings(BaseSettings):
