@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import logging
+import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
