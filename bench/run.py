@@ -8,8 +8,9 @@ Prints, for each measure, the median and the 90th percentile over ``--rounds`` r
 after one warm-up run:
 
 1. whole-process wall time of ``capc compile classify_ticket openai/gpt-4o-mini
-   --metadata SNAPSHOT`` (a cold interpreter each run), of ``python -c "import
-   compiler"``, and of ``python -c pass`` (the interpreter's own start-up, for scale);
+   --metadata SNAPSHOT`` (a cold interpreter each run) with a warm compile cache and
+   with ``--no-cache`` (a full compile), of ``python -c "import compiler"``, and of
+   ``python -c pass`` (the interpreter's own start-up, for scale);
 2. warm ``compile_request`` latency per call for each example stage;
 3. a full audit: every example stage x every model of the snapshot, total time;
 4. loading the largest shared snapshot and resolving every model (see also
@@ -85,17 +86,20 @@ def processes(snapshot: Path, rounds: int) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["CAPC_OFFLINE"] = "1"
     env["CAPC_CACHE_DIR"] = tempfile.mkdtemp(prefix="capc-bench-")
+    rss: dict[str, float] = {}
     capc = [sys.executable, "-m", "compiler", "compile", "classify_ticket",
             "openai/gpt-4o-mini", "--metadata", str(snapshot)]
-    for label, argv in (("capc compile (whole process)", capc),
+    for label, argv in (("capc compile, warm cache", capc),
+                        ("capc compile --no-cache", [*capc, "--no-cache"]),
                         ('python -c "import compiler"', [sys.executable, "-c", "import compiler"]),
                         ('python -c "pass" (start-up)', [sys.executable, "-c", "pass"])):
         run_process(argv, env)
         runs = [run_process(argv, env) for _ in range(rounds)]
         print(f"1. {label:34} {stats([r[0] for r in runs])}")
-        if argv is capc:
-            rss = max(r[1] for r in runs) / 1024
-    print(f"6. capc compile peak RSS             {rss:.1f} MiB")
+        if argv[0] == capc[0] and "compile" in argv:
+            rss[label] = max(r[1] for r in runs) / 1024
+    for label, mib in rss.items():
+        print(f"6. peak RSS, {label:23} {mib:.1f} MiB")
 
 
 def in_process(snapshot: Path, rounds: int) -> None:
