@@ -86,7 +86,17 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         help="compile afresh: neither read nor write the compile cache (docs/performance.md)",
     )
     add_common_options(comp)
-    handlers: dict[str, Handler] = {"compile": _cmd_compile}
+    explain = sub.add_parser(
+        "explain",
+        help="print the adjustment report of STAGE for MODEL as a readable table",
+        description="Compile STAGE for MODEL and print only the adjustment report: each "
+        "setting that differs from the stage's intent, with the reason and the evidence.",
+    )
+    explain.add_argument("stage", metavar="STAGE")
+    explain.add_argument("model", metavar="MODEL")
+    explain.add_argument("--messages", metavar="FILE|-", help="as for capc compile")
+    add_common_options(explain)
+    handlers: dict[str, Handler] = {"compile": _cmd_compile, "explain": _cmd_explain}
     for module in _COMMAND_MODULES:
         handlers.update(importlib.import_module(module).register(sub))
     return parser, handlers
@@ -174,6 +184,19 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     decl = registry.stage(args.stage)
     if slot is not None and not decl.policy:
         slot.put(payload, text, contract_files(decl.contract, registry.stage_dir()))
+    return EXIT_OK
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from compiler.request import compile_request
+
+    _, messages = _read_messages(args.messages)
+    registry = load_registry(args)
+    report = compile_request(args.stage, args.model, messages, registry=registry).report
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(report.to_text())
     return EXIT_OK
 
 

@@ -149,3 +149,15 @@ def test_text_report_lists_evidence(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert "param.fixed" in out and "param.refused_while_reasoning" in out
     assert "[models.yaml:" in out
+
+
+def test_explain_prints_only_the_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """capc explain prints the adjustment table (no body); --json gives the report object."""
+    code, out, _ = run(capsys, "explain", "draft_reply", "anthropic/claude-sonnet-4.5", *EXAMPLE)
+    assert code == 0
+    assert out.startswith("stage draft_reply / model anthropic/claude-sonnet-4.5")
+    assert "param.refused_while_reasoning" in out and '"messages"' not in out
+    code, out, _ = run(capsys, "explain", "draft_reply", "anthropic/claude-sonnet-4.5", *EXAMPLE,
+                       "--json")
+    assert code == 0
+    assert {a["kind"] for a in json.loads(out)["adjustments"]} >= {"param.fixed"}
