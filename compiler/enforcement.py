@@ -5,6 +5,10 @@ The ladder, strongest first (https://openrouter.ai/docs/guides/features/structur
 * ``schema``: ``response_format: {type: json_schema, json_schema: {strict: true}}``,
   needs ``response_format`` and ``structured_outputs`` in ``supported_parameters``
   and a projection without blockers in the model's dialect;
+* ``tool``: a forced single tool call whose ``parameters`` are the schema (needs
+  ``tools`` and ``tool_choice``, and is skipped while the model reasons on a provider
+  that forbids forced tools while thinking, ``structured_output.
+  forced_tool_with_reasoning: false``); the reply is the call's ``arguments``;
 * ``json``: ``response_format: {type: json_object}`` (needs ``response_format``),
   with the schema shown in the messages;
 * ``prompt``: the schema shown in the messages only.
@@ -25,7 +29,7 @@ from compiler.dialects import DIALECTS, get_dialect
 from compiler.draft import Draft
 from compiler.errors import CompilerError
 from compiler.instructions import extract_shown_schema, render_instructions
-from compiler.intent import CEILINGS
+from compiler.intent import RUNGS
 from compiler.projection import Projection, project
 
 __all__ = ["apply_enforcement", "schema_sha256"]
@@ -36,12 +40,20 @@ def schema_sha256(schema: Any) -> str:
     return canonical_sha256(schema)
 
 
+def _will_reason(draft: Draft) -> bool:
+    """Whether the model will reason: asked for (not ``none``) and supported, or mandatory."""
+    caps = draft.model.reasoning
+    if not caps.supported:
+        return False
+    return not caps.can_disable or draft.intent.reasoning not in (None, "none")
+
+
 def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
     """Return ``(rung, why_not_stronger)`` for the model, under the stage ceiling."""
     model = draft.model
-    start = CEILINGS.index(draft.intent.ceiling)
+    ladder = RUNGS[RUNGS.index(draft.intent.ceiling):]
     reasons = []
-    for rung in CEILINGS[start:]:
+    for rung in ladder:
         if rung == "schema":
             missing = [
                 p for p in ("response_format", "structured_outputs") if not model.supports(p)
@@ -54,6 +66,15 @@ def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
                     f"the {strict.dialect} dialect cannot enforce this contract: "
                     + "; ".join(strict.blockers)
                 )
+                continue
+            return rung, "; ".join(reasons)
+        if rung == "tool":
+            missing = [p for p in ("tools", "tool_choice") if not model.supports(p)]
+            if missing:
+                reasons.append(f"a forced tool call needs {' and '.join(missing)}")
+                continue
+            if _will_reason(draft) and not model.forced_tool_with_reasoning:
+                reasons.append("the provider forbids a forced tool call while the model reasons")
                 continue
             return rung, "; ".join(reasons)
         if rung == "json":
@@ -90,8 +111,11 @@ def apply_enforcement(draft: Draft) -> None:
             f"nearest supported enforcement is {rung}: {why}",
             model.parameter_evidence("structured_outputs" if wants_strict else "response_format"),
         )
+    tool_strict = rung == "tool" and strict is not None and not strict.blockers
     projection = (
-        strict if rung == "schema" and strict is not None else project(contract, DIALECTS["json"])
+        strict
+        if (rung == "schema" or tool_strict) and strict is not None
+        else project(contract, DIALECTS["json"])
     )
     draft.projection = projection
     dialect_evidence = model.source_of("structured_output.dialect")
@@ -102,7 +126,7 @@ def apply_enforcement(draft: Draft) -> None:
             change.requested,
             change.applied,
             change.reason,
-            dialect_evidence if rung == "schema" else None,
+            dialect_evidence if projection is strict else None,
         )
     text, schema, digest = _rendered(projection, draft.intent.instructions)
     draft.instructions = text
@@ -112,6 +136,18 @@ def apply_enforcement(draft: Draft) -> None:
             "type": "json_schema",
             "json_schema": {"name": contract.name, "strict": True, "schema": schema},
         }
+        draft.enforced_sha256 = digest
+    elif rung == "tool":
+        function: dict[str, Any] = {
+            "name": contract.name,
+            "description": "Return the result: call this function once, with arguments that "
+            "satisfy its parameters schema.",
+            "parameters": schema,
+        }
+        if tool_strict:
+            function["strict"] = True
+        draft.params["tools"] = [{"type": "function", "function": function}]
+        draft.params["tool_choice"] = {"type": "function", "function": {"name": contract.name}}
         draft.enforced_sha256 = digest
     elif rung == "json":
         draft.params["response_format"] = {"type": "json_object"}

@@ -12,11 +12,16 @@ from compiler.contract import OutputContract, load_contract
 if TYPE_CHECKING:
     from registry.declarations import StageDecl
 
-__all__ = ["CEILINGS", "Intent"]
+__all__ = ["CEILINGS", "RUNGS", "Intent"]
 
 #: Output enforcement rungs, strongest first: strict JSON Schema, JSON mode with the
 #: schema shown, schema shown in the prompt only.
 CEILINGS: tuple[str, ...] = ("schema", "json", "prompt")
+
+#: The enforcement ladder, strongest first: strict JSON Schema, a forced single tool
+#: call, JSON mode with the schema shown, the schema shown only. A ``schema`` ceiling
+#: may end on any rung; a ``json`` ceiling on ``json`` or ``prompt``.
+RUNGS: tuple[str, ...] = ("schema", "tool", "json", "prompt")
 
 
 @dataclass(frozen=True, slots=True)

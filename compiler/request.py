@@ -95,15 +95,23 @@ class CompiledRequest:
 
     @property
     def enforced_schema(self) -> Mapping[str, Any] | None:
-        """The schema in ``response_format.json_schema``, or ``None`` below rung ``schema``."""
+        """The schema the provider enforces: ``response_format.json_schema.schema`` at rung
+        ``schema``, the forced tool's ``parameters`` at rung ``tool``, else ``None``."""
         fmt = self.body.get("response_format", {})
-        if fmt.get("type") != "json_schema":
-            return None
-        schema: Mapping[str, Any] = fmt["json_schema"]["schema"]
-        return schema
+        if fmt.get("type") == "json_schema":
+            schema: Mapping[str, Any] = fmt["json_schema"]["schema"]
+            return schema
+        if self.rung == "tool":
+            params: Mapping[str, Any] = self.body["tools"][0]["function"]["parameters"]
+            return params
+        return None
 
     def parse_reply(self, text: str) -> Any:
         """Validate a reply against the original contract and return the instance.
+
+        Args:
+            text: the reply's content; at rung ``tool``, the forced call's
+                ``function.arguments`` string.
 
         A code fence is removed only when enforcement was ``json`` or ``prompt``; a
         wrapped root is unwrapped; nulls the projection introduced become absent
@@ -231,7 +239,7 @@ def compile_request(
         rung=draft.rung,
         adjustments=tuple(draft.adjustments),
         shown_sha256=draft.shown_sha256,
-        enforced_sha256=draft.enforced_sha256 if draft.rung == "schema" else None,
+        enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
     )
     _finalise(intent, report)
     instructions = (

@@ -38,7 +38,12 @@ def needed_parameters(params: dict[str, Any]) -> frozenset[str]:
 
 def _serving(draft: Draft) -> list[EndpointCaps]:
     needed = needed_parameters(draft.params)
-    return [e for e in draft.model.endpoints if needed <= e.supported_parameters]
+    forced = isinstance(draft.params.get("tool_choice"), dict)
+    return [
+        e
+        for e in draft.model.endpoints
+        if needed <= e.supported_parameters and not (forced and e.forced_tool is False)
+    ]
 
 
 def _evidence(draft: Draft) -> Provenance:
@@ -57,6 +62,18 @@ def _drop(draft: Draft, key: str, why: str) -> None:
 
 
 def _downgrade_output(draft: Draft) -> bool:
+    if draft.rung == "tool":
+        del draft.params["tools"], draft.params["tool_choice"]
+        if draft.model.supports("response_format"):
+            draft.params["response_format"] = {"type": "json_object"}
+            new_rung = "json"
+        else:
+            new_rung = "prompt"
+        draft.adjust("output.downgraded", "tools", "tool", new_rung,
+                     "no allowed endpoint supports the whole parameter set with a forced tool call",
+                     _evidence(draft))
+        draft.rung = new_rung
+        return True
     fmt = draft.params.get("response_format")
     if not isinstance(fmt, dict):
         return False
@@ -97,11 +114,14 @@ def apply_endpoints(draft: Draft) -> None:
     serving = _serving(draft)
     fmt = draft.params.get("response_format")
     strict = isinstance(fmt, dict) and fmt.get("type") == "json_schema"
-    if strict and serving and len(serving) < len(endpoints):
+    forced = isinstance(draft.params.get("tool_choice"), dict)
+    if (strict or forced) and serving and len(serving) < len(endpoints):
         only = sorted({e.label for e in serving})
         draft.provider_patch["only"] = only
+        what = ("a strict json_schema request may only go to endpoints listing "
+                "structured_outputs" if strict else "a forced tool call may only go to "
+                "endpoints whose supports_tool_choice allows naming a function")
         draft.adjust("routing.restricted", "provider.only",
                      draft.model.provider.get("only"), only,
-                     "only endpoints listing structured_outputs may serve a strict "
-                     "json_schema request; require_parameters alone does not exclude the others",
+                     f"{what}; require_parameters alone does not exclude the others",
                      _evidence(draft))

@@ -83,6 +83,8 @@ class EndpointCaps:
         context_length: context window in tokens, or ``None``.
         max_completion_tokens: largest completion in tokens, or ``None``.
         quantization: ``fp8``, ``bf16``, ... or ``None``.
+        forced_tool: whether ``tool_choice`` may name a function (the endpoint's
+            ``supports_tool_choice.function``), ``None`` when not published.
     """
 
     tag: str | None
@@ -91,6 +93,7 @@ class EndpointCaps:
     context_length: int | None = None
     max_completion_tokens: int | None = None
     quantization: str | None = None
+    forced_tool: bool | None = None
 
     def matches(self, slug: str) -> bool:
         """Return whether a routing slug selects this endpoint (base slug, full slug or name)."""
@@ -171,6 +174,8 @@ class ResolvedModel:
         reasoning: reasoning controls.
         sampling: sampling value rules.
         dialect: the schema dialect name used for strict structured output.
+        forced_tool_with_reasoning: a forced tool call is allowed while reasoning
+            (``structured_output.forced_tool_with_reasoning``; default true).
         provider: the default OpenRouter ``provider`` routing object (may be empty).
         prompt_price: USD per prompt token, ``None`` when unknown.
         completion_price: USD per completion token, ``None`` when unknown.
@@ -191,6 +196,7 @@ class ResolvedModel:
     reasoning: ReasoningCaps
     sampling: SamplingRules
     dialect: str
+    forced_tool_with_reasoning: bool
     provider: Mapping[str, Any]
     prompt_price: Decimal | None
     completion_price: Decimal | None

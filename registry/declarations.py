@@ -322,6 +322,8 @@ class StructuredOutputDecl(_Decl):
 
     dialect: str | None = None
     """JSON Schema dialect of the provider: one of openai-strict, anthropic, gemini, json."""
+    forced_tool_with_reasoning: bool | None = None
+    """Whether a forced tool call (``tool_choice`` naming a function) is allowed while the model reasons; false for providers that forbid it."""  # noqa: E501
 
     @field_validator("dialect")
     @classmethod

@@ -522,6 +522,9 @@ def _build(
             forced_supported=forced_on,
         ),
         dialect=str(merged.get("structured_output", {}).get("dialect", "openai-strict")),
+        forced_tool_with_reasoning=bool(
+            merged.get("structured_output", {}).get("forced_tool_with_reasoning", True)
+        ),
         provider=dict(merged.get("provider", {})),
         prompt_price=_decimal(pricing.get("prompt")),
         completion_price=_decimal(pricing.get("completion")),

@@ -30,6 +30,8 @@ def endpoint_caps(endpoints: EndpointList) -> tuple[EndpointCaps, ...]:
             context_length=e.context_length or None,
             max_completion_tokens=e.max_completion_tokens or None,
             quantization=e.quantization,
+            forced_tool=None if e.supports_tool_choice is None
+            else e.supports_tool_choice.get("function"),
         )
         for e in endpoints.endpoints
     )

@@ -38,6 +38,11 @@ def check_body(body: dict[str, Any], published: dict[str, Any], report: Any) -> 
         shown = extract_shown_schema(body["messages"][0]["content"], None)
         assert shown == fmt["json_schema"]["schema"]
         assert fmt["json_schema"]["strict"] is True
+    if "tools" in body:
+        shown = extract_shown_schema(body["messages"][0]["content"], None)
+        assert body["tool_choice"]["function"]["name"] == body["tools"][0]["function"]["name"]
+        assert shown == body["tools"][0]["function"]["parameters"]
+        assert report.rung == "tool"
     length_keys = [k for k in ("max_tokens", "max_completion_tokens") if k in body]
     assert len(length_keys) <= 1
     if "max_tokens" in listed:
