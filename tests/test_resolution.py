@@ -149,3 +149,48 @@ def test_new_model_declared_whole_compiles_every_stage(tmp_path: Path) -> None:
     deep = compile_request("deep_analysis", "my-org/private-llm", registry=registry)
     assert deep.body["reasoning"] == {"effort": "high"}
     assert deep.rung == "json"
+
+
+def _with_endpoints(registry: Registry) -> Registry:
+    """Attach two endpoints of MODEL to a registry: 'fast' (small limits) and 'big'."""
+    from registry.metadata import EndpointList
+
+    lists = {MODEL: EndpointList.model_validate({"id": MODEL, "endpoints": [
+        {"tag": "fast", "supported_parameters": ["max_tokens", "top_p"],
+         "context_length": 32000, "max_completion_tokens": 2000},
+        {"tag": "big", "supported_parameters": ["max_tokens", "temperature", "top_p"],
+         "context_length": 100000, "max_completion_tokens": 8000},
+    ]})}
+    return Registry(catalog=registry.catalog, models_file=registry.models_file,
+                    stages_file=registry.stages_file, endpoint_lists=lists)
+
+
+def test_pinned_endpoint_beats_model_metadata(tmp_path: Path) -> None:
+    """Pinned to one endpoint, its parameters and limits replace the model-level ones."""
+    registry = _with_endpoints(registry_with(tmp_path, "models: {}\n"))
+    model = registry.resolve(MODEL, provider={"only": ["fast"]})
+    assert model.routing_restricted
+    assert model.supported_parameters == {"max_tokens", "top_p"}
+    assert (model.context_length, model.max_completion_tokens) == (32000, 2000)
+    source = model.source_of("limits.max_completion_tokens")
+    assert source is not None and source.layer == "endpoints" and "fast" in source.source
+    unpinned = registry.resolve(MODEL)
+    assert not unpinned.routing_restricted and unpinned.max_completion_tokens == 8000
+
+
+def test_glob_beats_pinned_endpoint(tmp_path: Path) -> None:
+    """A models.yaml glob still wins over the endpoint layer."""
+    registry = _with_endpoints(registry_with(
+        tmp_path, "models:\n  'acme/*':\n    limits: {max_completion_tokens: 1500}\n"))
+    model = registry.resolve(MODEL, provider={"only": ["fast"]})
+    assert model.max_completion_tokens == 1500
+    assert model.context_length == 32000
+
+
+def test_unknown_provider_slug_suggests_close_ones(tmp_path: Path) -> None:
+    """A routing slug that matches no endpoint is an error naming the closest slugs."""
+    from registry.errors import RoutingError
+
+    registry = _with_endpoints(registry_with(tmp_path, "models: {}\n"))
+    with pytest.raises(RoutingError, match="'fast'"):
+        registry.resolve(MODEL, provider={"only": ["fats"]})
