@@ -25,7 +25,7 @@ from pydantic_core import from_json, to_json
 from compiler.contract import OutputContract
 from compiler.dialects import LocalRefs
 from compiler.errors import ReplyValidationError
-from compiler.projection import Projection
+from compiler.projection import WRAP_PROPERTY, Projection
 
 __all__ = ["parse_reply"]
 
@@ -74,7 +74,7 @@ def parse_reply(
             failure = exc  # raised below, outside this block, so no pydantic error is chained
     data = _loads(text)
     if failure is not None:
-        raise ReplyValidationError(_failures(failure, data, "$"))
+        raise ReplyValidationError(_failures(failure, data, "$", _field_names(contract)))
     if plan is not None:
         _apply(data, plan)
     where = "$"
@@ -90,7 +90,7 @@ def parse_reply(
         return contract.adapter.validate_json(to_json(data))
     except ValidationError as exc:
         failure = exc
-    raise ReplyValidationError(_failures(failure, data, where))
+    raise ReplyValidationError(_failures(failure, data, where, _field_names(contract)))
 
 
 def _unfence(text: str) -> str:
@@ -117,15 +117,45 @@ def _loads(text: str) -> Any:
 # --------------------------------------------------------------------------- error paths
 
 
-def _failures(exc: ValidationError, data: Any, where: str) -> list[tuple[str, str]]:
+def _failures(
+    exc: ValidationError, data: Any, where: str, names: frozenset[str]
+) -> list[tuple[str, str]]:
     """Map pydantic errors to ``(JSON path, message)`` pairs without input values."""
     return [
-        (_json_path(err["loc"], data, where, err["type"] == "missing"), _scrub(err))
+        (_json_path(err["loc"], data, where, err["type"] == "missing", names), _scrub(err))
         for err in exc.errors(include_url=False)
     ]
 
 
-def _json_path(loc: Iterable[int | str], data: Any, where: str, missing: bool) -> str:
+_NAMES: dict[str, frozenset[str]] = {}
+
+
+def _field_names(contract: OutputContract) -> frozenset[str]:
+    """Every property name the contract's schema declares (plus the wrapper's)."""
+    found = _NAMES.get(contract.sha256)
+    if found is None:
+        found = _NAMES[contract.sha256] = _collect_names(contract.schema)
+    return found
+
+
+def _collect_names(schema: Mapping[str, Any]) -> frozenset[str]:
+    names = {WRAP_PROPERTY}
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            props = node.get("properties")
+            if isinstance(props, Mapping):
+                names.update(str(k) for k in props)
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+    return frozenset(names)
+
+
+def _json_path(
+    loc: Iterable[int | str], data: Any, where: str, missing: bool, names: frozenset[str]
+) -> str:
     """Follow ``loc`` through ``data``; union member names and tags are not data, so skip them."""
     path, current = where, data
     steps = list(loc)
@@ -137,7 +167,8 @@ def _json_path(loc: Iterable[int | str], data: Any, where: str, missing: bool) -
         elif isinstance(step, str) and isinstance(current, dict) and (
             step in current or (last and missing)
         ):
-            path = _path_step(path, step)
+            # A key the contract does not declare is data (a dict key): never echo it.
+            path = _path_step(path, step) if step in names else path + "[*]"
             current = current.get(step)
     return path
 

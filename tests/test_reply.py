@@ -229,10 +229,33 @@ def test_nested_and_wrapped_paths() -> None:
     assert path == "$.result" and SECRET not in message and "tag" in message
 
 
-def test_keys_that_are_not_identifiers_are_bracketed() -> None:
-    """A property name with spaces appears in bracket notation in the path."""
+def test_dict_keys_are_located_without_being_echoed() -> None:
+    """A key of a dict field is reply data: its entry is located as [*], not by the key."""
     Odd = load("shapes", "Counts")
     p = project(Odd, DIALECTS["json"])
     with pytest.raises(ReplyValidationError) as info:
         parse_reply('{"counts": {"a b": "x"}}', Odd, p, strip_fence=False)
-    assert info.value.errors[0][0] == "$.counts['a b']"
+    assert info.value.errors[0][0] == "$.counts[*]"
+
+
+def test_dict_keys_from_the_reply_are_not_echoed_in_paths() -> None:
+    """A failing entry of a dict field is located as [*], never by the reply's own key."""
+    from pydantic import BaseModel
+
+    from compiler.contract import OutputContract
+    from compiler.dialects import DIALECTS
+    from compiler.errors import ReplyValidationError
+    from compiler.projection import project
+    from compiler.reply import parse_reply
+
+    class Scores(BaseModel):
+        by_name: dict[str, int]
+
+    contract = OutputContract.from_type(Scores)
+    projection = project(contract, DIALECTS["json"])
+    with pytest.raises(ReplyValidationError) as info:
+        parse_reply('{"by_name": {"alice-ssn-123-45-6789": "x"}}', contract, projection,
+                    strip_fence=False)
+    text = str(info.value) + repr(info.value.errors)
+    assert "alice" not in text
+    assert info.value.errors[0][0] == "$.by_name[*]"
