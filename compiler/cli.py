@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["CliError", "add_common_options", "load_registry", "main", "run"]
+__all__ = ["CliError", "Handler", "add_common_options", "load_registry", "main", "run"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 #: 128 + SIGPIPE, what a shell reports for a program whose reader closed the pipe.
@@ -58,6 +58,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+#: A subcommand handler: takes the parsed arguments, returns the exit code.
 Handler = Callable[[argparse.Namespace], int]
 
 

@@ -5,16 +5,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from compiler.cli import EXIT_INPUT, EXIT_OK, CliError, add_common_options, load_registry
+from compiler.cli import (
+    EXIT_INPUT,
+    EXIT_OK,
+    CliError,
+    Handler,
+    add_common_options,
+    load_registry,
+)
 
 __all__ = ["register"]
 
 
-def register(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
+def register(sub: Any) -> dict[str, Handler]:
     """Add the ``show``, ``check`` and ``schema`` subcommands to ``sub``."""
     show = sub.add_parser(
         "show",

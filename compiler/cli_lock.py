@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,13 @@ from compiler.cli import (
     EXIT_INPUT,
     EXIT_OK,
     CliError,
+    Handler,
     add_common_options,
     load_registry,
 )
 
 __all__ = ["register"]
 
-Handler = Callable[[argparse.Namespace], int]
 
 
 def register(sub: Any) -> dict[str, Handler]:

@@ -23,6 +23,7 @@ from compiler.cli import (
     EXIT_INPUT,
     EXIT_OK,
     CliError,
+    Handler,
     add_common_options,
     load_registry,
 )
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-Handler = Callable[[argparse.Namespace], int]
 
 
 def register(sub: Any) -> dict[str, Handler]:
