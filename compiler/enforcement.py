@@ -30,7 +30,10 @@ from compiler.draft import Draft
 from compiler.errors import CompilerError
 from compiler.instructions import extract_shown_schema, render_instructions
 from compiler.intent import RUNGS
+from compiler.kinds import KINDS
 from compiler.projection import Projection, project
+from compiler.report import Adjustment
+from registry.capabilities import Provenance
 
 __all__ = ["apply_enforcement", "schema_sha256"]
 
@@ -118,16 +121,8 @@ def apply_enforcement(draft: Draft) -> None:
         else project(contract, DIALECTS["json"])
     )
     draft.projection = projection
-    dialect_evidence = model.source_of("structured_output.dialect")
-    for change in projection.changes:
-        draft.adjust(
-            change.kind,
-            "schema:" + (change.pointer or "/"),
-            change.requested,
-            change.applied,
-            change.reason,
-            dialect_evidence if projection is strict else None,
-        )
+    evidence = model.source_of("structured_output.dialect") if projection is strict else None
+    draft.adjustments.extend(_schema_adjustments(projection, evidence))
     text, schema, digest = _rendered(projection, draft.intent.instructions)
     draft.instructions = text
     draft.shown_sha256 = digest
@@ -151,6 +146,31 @@ def apply_enforcement(draft: Draft) -> None:
         draft.enforced_sha256 = digest
     elif rung == "json":
         draft.params["response_format"] = {"type": "json_object"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_adjustments(
+    projection: Projection, evidence: Provenance | None
+) -> tuple[Adjustment, ...]:
+    """The report rows of a projection's schema changes (immutable, so built once).
+
+    Raises:
+        ValueError: a change kind is not in :data:`compiler.kinds.KINDS` (a bug guard).
+    """
+    unknown = {c.kind for c in projection.changes} - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown adjustment kinds {sorted(unknown)}")
+    return tuple(
+        Adjustment(
+            change.kind,
+            "schema:" + (change.pointer or "/"),
+            change.requested,
+            change.applied,
+            change.reason,
+            evidence,
+        )
+        for change in projection.changes
+    )
 
 
 @functools.lru_cache(maxsize=512)
