@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from compiler.draft import Draft
 from compiler.errors import PromptTooLongError
 
-__all__ = ["CHARS_PER_TOKEN", "apply_budget", "estimate_prompt_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "apply_budget", "estimate_prompt_tokens", "prompt_tokens"]
 
 #: The estimator's characters per token. Three is deliberately below the usual ~4 of
 #: English prose so that JSON schemas and code are not underestimated.
@@ -59,13 +60,21 @@ def estimate_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
     return total
 
 
-def _prompt_tokens(draft: Draft) -> int:
-    shown = [] if draft.instructions is None else [{"content": draft.instructions}]
-    estimate = estimate_prompt_tokens([*shown, *draft.messages])
-    declared = draft.intent.estimated_prompt_tokens
+def prompt_tokens(
+    instructions: str | None, messages: Iterable[Mapping[str, Any]], declared: int | None
+) -> int:
+    """Estimate a request's prompt in tokens: the instruction message plus the caller's
+    messages, or the stage's ``estimated_prompt_tokens`` plus the instructions when larger.
+    """
+    shown = [] if instructions is None else [{"content": instructions}]
+    estimate = estimate_prompt_tokens([*shown, *messages])
     if declared is not None:
         estimate = max(estimate, declared + estimate_prompt_tokens(shown))
     return estimate
+
+
+def _prompt_tokens(draft: Draft) -> int:
+    return prompt_tokens(draft.instructions, draft.messages, draft.intent.estimated_prompt_tokens)
 
 
 def apply_budget(draft: Draft) -> None:
@@ -143,6 +152,14 @@ def apply_budget(draft: Draft) -> None:
                 model.source_of(limit_path),
             )
             total = limit
+    if out is not None:
+        # The result holds for every prompt that leaves the context limit unbinding.
+        others = [lim for lim, path, _ in limits if path != "limits.context_length"]
+        unclamped = min([out + budget, *others])
+        if context is None:
+            draft.prompt_ceiling = sys.maxsize
+        elif unclamped <= context - prompt:
+            draft.prompt_ceiling = context - unclamped
     reasoning = draft.params.get("reasoning")
     if isinstance(reasoning, dict) and "max_tokens" in reasoning:
         _fit_reasoning_budget(draft, reasoning, total, out)

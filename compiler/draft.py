@@ -34,6 +34,9 @@ class Draft:
         prompt_tokens: estimated prompt size, in tokens.
         provider_patch: ``provider`` keys the compiler sets over the declared routing.
         shown_sha256: SHA-256 of the schema shown in the instructions.
+        prompt_ceiling: the largest prompt estimate (tokens) for which this compilation
+            would come out the same, or ``None`` when the prompt size decided the
+            result (the context limit was binding).
         enforced_sha256: SHA-256 of the schema in ``response_format``, when strict.
     """
 
@@ -50,6 +53,7 @@ class Draft:
     prompt_tokens: int = 0
     provider_patch: dict[str, Any] = field(default_factory=dict)
     shown_sha256: str | None = None
+    prompt_ceiling: int | None = None
     enforced_sha256: str | None = None
 
     def adjust(

@@ -12,11 +12,11 @@ import copy
 import warnings
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compiler.budget import apply_budget
+from compiler.budget import apply_budget, prompt_tokens
 from compiler.contract import OutputContract
 from compiler.draft import Draft
 from compiler.enforcement import apply_enforcement
@@ -220,6 +220,14 @@ def compile_request(
     """
     registry = registry if registry is not None else default_registry()
     intent = stage if isinstance(stage, Intent) else _intent(registry, stage)
+    memo = _MEMO.setdefault(registry, {})
+    key = (id(intent), model, isinstance(stage, str))
+    hit = memo.get(key)
+    if hit is not None and hit.intent is intent:
+        estimate = prompt_tokens(hit.instructions_text, messages, intent.estimated_prompt_tokens)
+        if estimate <= hit.prompt_ceiling:
+            _finalise(intent, hit.compiled.report)
+            return hit.replay(messages)
     resolved = registry.resolve(
         model, intent.stage if isinstance(stage, str) else None, provider=intent.provider
     )
@@ -245,13 +253,64 @@ def compile_request(
     instructions = (
         None if draft.instructions is None else {"role": "system", "content": draft.instructions}
     )
-    return CompiledRequest(
+    compiled = CompiledRequest(
         body=body,
         report=report,
         instructions=instructions,
         contract=intent.contract,
         projection=draft.projection,
     )
+    if draft.prompt_ceiling is not None:
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        kept = {name: _copy_shallow(value) for name, value in body.items()}  # callers may edit
+        memo[key] = _Memo(intent, replace(compiled, body=kept), draft.instructions,
+                          draft.prompt_ceiling)
+    return compiled
+
+
+@dataclass(frozen=True, slots=True)
+class _Memo:
+    """A compilation that holds for every prompt up to ``prompt_ceiling`` tokens.
+
+    The compiler is deterministic and the caller's messages reach the result only
+    through the prompt estimate, so while the context limit is not binding a new call
+    with other messages differs only in ``body["messages"]``.
+    """
+
+    intent: Intent
+    compiled: CompiledRequest
+    instructions_text: str | None
+    prompt_ceiling: int
+
+    def replay(self, messages: Sequence[Mapping[str, Any]]) -> CompiledRequest:
+        """Return the memoised request with ``messages`` in place of the original ones."""
+        old = self.compiled
+        sent = [dict(m) for m in messages]
+        if old.instructions is not None:
+            sent.insert(0, dict(old.instructions))
+        body: dict[str, Any] = {"model": old.body["model"], "messages": sent}
+        for name, value in old.body.items():
+            if name not in body:
+                body[name] = _copy_shallow(value)
+        return CompiledRequest(body=body, report=old.report, instructions=old.instructions,
+                               contract=old.contract, projection=old.projection)
+
+
+def _copy_shallow(value: Any) -> Any:
+    """Copy the top two levels of a body value (the schema inside stays shared, read-only)."""
+    if isinstance(value, dict):
+        return {k: dict(v) if isinstance(v, dict) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [dict(v) if isinstance(v, dict) else v for v in value]
+    return value
+
+
+#: Per registry, memoised compilations by (intent, model); bounded by _MEMO_SIZE.
+_MEMO: weakref.WeakKeyDictionary[Registry, dict[tuple[int, str, bool], _Memo]] = (
+    weakref.WeakKeyDictionary()
+)
+_MEMO_SIZE = 4096
 
 
 def _render(draft: Draft) -> dict[str, Any]:
