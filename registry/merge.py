@@ -15,7 +15,7 @@ from typing import Any
 from registry.capabilities import Provenance
 from registry.yamlsource import UNSET
 
-__all__ = ["Layer", "merge_layers"]
+__all__ = ["Layer", "merge_layers", "merge_onto"]
 
 Path = tuple[str, ...]
 
@@ -46,7 +46,10 @@ def _apply(
     layer: Layer,
     path: Path,
     prov: dict[str, Provenance],
+    owned: set[int] | None = None,
 ) -> None:
+    """Merge ``values`` into ``target``. With ``owned``, a nested dict whose id is not in
+    it is shared with a base tree and is copied before it is changed (copy on write)."""
     for key, value in values.items():
         here = (*path, key)
         dotted = ".".join(here)
@@ -61,7 +64,13 @@ def _apply(
                 prov.pop(dotted, None)
                 current = {}
                 target[key] = current
-            _apply(current, value, layer, here, prov)
+                if owned is not None:
+                    owned.add(id(current))
+            elif owned is not None and id(current) not in owned:
+                current = dict(current)
+                target[key] = current
+                owned.add(id(current))
+            _apply(current, value, layer, here, prov, owned)
         else:
             if isinstance(current, dict):
                 _drop_below(prov, dotted)
@@ -88,4 +97,20 @@ def merge_layers(layers: Sequence[Layer]) -> tuple[dict[str, Any], dict[str, Pro
     prov: dict[str, Provenance] = {}
     for layer in layers:
         _apply(merged, layer.values, layer, (), prov)
+    return merged, prov
+
+
+def merge_onto(
+    base: tuple[dict[str, Any], dict[str, Provenance]], layers: Sequence[Layer]
+) -> tuple[dict[str, Any], dict[str, Provenance]]:
+    """Like :func:`merge_layers`, starting from an already merged ``base`` (not modified).
+
+    Lets a caller merge the layers every model shares once, and only the rest per model.
+    Nested mappings of the result that no layer changed are shared with ``base``: treat
+    the result as read-only.
+    """
+    merged, prov = dict(base[0]), dict(base[1])
+    owned = {id(merged)}
+    for layer in layers:
+        _apply(merged, layer.values, layer, (), prov, owned)
     return merged, prov

@@ -39,7 +39,7 @@ from registry.declarations import (
     load_stages_file,
 )
 from registry.errors import UnknownModelError, UnknownStageError, closest
-from registry.merge import Layer, merge_layers
+from registry.merge import Layer, merge_layers, merge_onto
 from registry.metadata import EndpointList, ModelInfo
 from registry.routing import allowed_endpoints, endpoint_caps, restricts
 from registry.yamlsource import UNSET
@@ -353,7 +353,7 @@ class Registry:
                     )
                 raise error
 
-        layers = [Layer(_DEFAULTS, _default_provenance)]
+        layers: list[Layer] = []
         if info is not None:
             if self._meta_provenance is None:
                 self._meta_provenance = functools.cache(self._metadata_provenance())
@@ -372,7 +372,7 @@ class Registry:
             )
         if provider:
             layers.append(Layer({"provider": dict(provider)}, _caller_provenance))
-        merged, provenance = merge_layers(layers)
+        merged, provenance = merge_onto(_defaults_merged(), layers)
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
@@ -380,9 +380,9 @@ class Registry:
         restricted = bool(caps) and pinned
         if restricted:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
-            at = 2 if info is not None else 1
+            at = 1 if info is not None else 0
             layers.insert(at, Layer(_endpoint_values(caps), self._endpoint_provenance(caps)))
-            merged, provenance = merge_layers(layers)
+            merged, provenance = merge_onto(_defaults_merged(), layers)
         model = _build(model_id, merged, provenance, declared_only=info is None)
         return replace(model, endpoints=caps, routing_restricted=restricted)
 
@@ -450,6 +450,12 @@ def _put(values: dict[str, Any], path: list[str], value: Any) -> None:
         node = child
     if path:
         node[path[-1]] = value
+
+
+@functools.cache
+def _defaults_merged() -> tuple[dict[str, Any], dict[str, Provenance]]:
+    """The built-in defaults layer, merged once; every resolution starts from a copy."""
+    return merge_layers([Layer(_DEFAULTS, _default_provenance)])
 
 
 @functools.cache
