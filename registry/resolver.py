@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -383,8 +383,8 @@ class Registry:
             at = 1 if info is not None else 0
             layers.insert(at, Layer(_endpoint_values(caps), self._endpoint_provenance(caps)))
             merged, provenance = merge_onto(_defaults_merged(), layers)
-        model = _build(model_id, merged, provenance, declared_only=info is None)
-        return replace(model, endpoints=caps, routing_restricted=restricted)
+        return _build(model_id, merged, provenance, declared_only=info is None,
+                      endpoints=caps, routing_restricted=restricted)
 
     def _endpoint_provenance(
         self, caps: tuple[EndpointCaps, ...]
@@ -490,6 +490,8 @@ def _build(
     provenance: Mapping[str, Provenance],
     *,
     declared_only: bool,
+    endpoints: tuple[EndpointCaps, ...] = (),
+    routing_restricted: bool = False,
 ) -> ResolvedModel:
     sampling = merged.get("sampling", {})
     forced_off = frozenset(sampling.get("unsupported", ()))
@@ -538,6 +540,8 @@ def _build(
         declared_only=declared_only,
         provenance=dict(provenance),
         tree=merged,
+        endpoints=endpoints,
+        routing_restricted=routing_restricted,
     )
 
 
