@@ -261,20 +261,8 @@ def load_catalog(location: str | Path) -> Catalog:
 
 
 def _seed_resource() -> Traversable:
-    """Locate the packaged seed file.
-
-    ``importlib.resources`` is asked first. ``registry`` is a namespace package (no
-    ``__init__.py``), and under an editable install its search path also holds the
-    installer's path-hook entry, which ``importlib.resources`` rejects on Python 3.11;
-    the module's own directory is then used instead.
-    """
-    try:
-        resource = importlib.resources.files("registry").joinpath(SEED_RESOURCE)
-        if resource.is_file():
-            return resource
-    except (OSError, TypeError, ModuleNotFoundError):
-        pass
-    return Path(__file__).resolve().parent / SEED_RESOURCE
+    """Locate the packaged seed file (package data of ``registry``)."""
+    return importlib.resources.files("registry").joinpath(SEED_RESOURCE)
 
 
 @functools.lru_cache(maxsize=1)
