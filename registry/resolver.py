@@ -500,10 +500,7 @@ def _build(
     reasoning = merged.get("reasoning", {})
     limits = merged.get("limits", {})
     while_reasoning = sampling.get("while_reasoning", {})
-    ranges = {
-        name: (bounds.get("min"), bounds.get("max"))
-        for name, bounds in sampling.get("ranges", {}).items()
-    }
+    ranges = _ranges(sampling.get("ranges", {}))
     pricing = merged.get("pricing", {})
     return ResolvedModel(
         id=model_id,
@@ -538,7 +535,7 @@ def _build(
         completion_price=_decimal(pricing.get("completion")),
         notes=merged.get("notes"),
         declared_only=declared_only,
-        provenance=dict(provenance),
+        provenance=provenance,
         tree=merged,
         endpoints=endpoints,
         routing_restricted=routing_restricted,
@@ -547,4 +544,24 @@ def _build(
 
 
 def _decimal(value: Any) -> Decimal | None:
-    return None if value is None else Decimal(str(value))
+    if value is None or isinstance(value, Decimal):
+        return value
+    return Decimal(str(value))
+
+
+_RANGES: dict[int, tuple[Mapping[str, Any], dict[str, tuple[float | None, float | None]]]] = {}
+
+
+def _ranges(
+    declared: Mapping[str, Mapping[str, float]],
+) -> dict[str, tuple[float | None, float | None]]:
+    """``param -> (min, max)`` of a merged ``sampling.ranges`` mapping; most models share
+    the built-in defaults' mapping object, so the result is kept per object."""
+    found = _RANGES.get(id(declared))
+    if found is not None and found[0] is declared:
+        return found[1]
+    result = {name: (b.get("min"), b.get("max")) for name, b in declared.items()}
+    if len(_RANGES) > 256:
+        _RANGES.clear()
+    _RANGES[id(declared)] = (declared, result)
+    return result
