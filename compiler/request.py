@@ -248,6 +248,7 @@ def compile_request(
         adjustments=tuple(draft.adjustments),
         shown_sha256=draft.shown_sha256,
         enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
+        notes=tuple(n for n in (registry.catalog.note,) if n),
     )
     _finalise(intent, report)
     instructions = (

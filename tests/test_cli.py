@@ -161,3 +161,17 @@ def test_explain_prints_only_the_report(capsys: pytest.CaptureFixture[str]) -> N
                        "--json")
     assert code == 0
     assert {a["kind"] for a in json.loads(out)["adjustments"]} >= {"param.fixed"}
+
+
+def test_metadata_fallback_note_reaches_the_report(tmp_path: Path) -> None:
+    """When the catalog carries a note (e.g. a fetch fell back), the report repeats it."""
+    import dataclasses
+
+    from compiler import compile_request
+    from registry.resolver import Registry
+
+    registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    registry.catalog = dataclasses.replace(registry.catalog, note="fetch failed; using the seed")
+    report = compile_request("classify_ticket", "openai/gpt-4o-mini", registry=registry).report
+    assert report.notes == ("fetch failed; using the seed",)
+    assert "note: fetch failed; using the seed" in report.to_text()
