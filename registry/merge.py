@@ -51,17 +51,11 @@ def _apply(
     """Merge ``values`` into ``target``. With ``owned``, a nested dict whose id is not in
     it is shared with a base tree and is copied before it is changed (copy on write)."""
     for key, value in values.items():
-        here = (*path, key)
-        dotted = ".".join(here)
         current = target.get(key)
-        if value is UNSET:
-            target.pop(key, None)
-            prov.pop(dotted, None)
-            if isinstance(current, dict):
-                _drop_below(prov, dotted)
-        elif isinstance(value, dict):
-            if not isinstance(current, dict):
-                prov.pop(dotted, None)
+        if type(value) is dict:
+            if type(current) is not dict:
+                if key in target:
+                    prov.pop(".".join((*path, key)), None)
                 current = {}
                 target[key] = current
                 if owned is not None:
@@ -70,10 +64,16 @@ def _apply(
                 current = dict(current)
                 target[key] = current
                 owned.add(id(current))
-            _apply(current, value, layer, here, prov, owned)
+            _apply(current, value, layer, (*path, key), prov, owned)
+            continue
+        here = (*path, key)
+        dotted = ".".join(here)
+        if type(current) is dict:
+            _drop_below(prov, dotted)
+        if value is UNSET:
+            target.pop(key, None)
+            prov.pop(dotted, None)
         else:
-            if isinstance(current, dict):
-                _drop_below(prov, dotted)
             target[key] = list(value) if type(value) in (list, tuple) else value
             prov[dotted] = layer.provenance(here)
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from registry.capabilities import (
@@ -477,11 +478,69 @@ def _yaml_provenance(
     return provenance
 
 
-def _ordered_efforts(values: Any) -> tuple[str, ...] | None:
-    if values is None:
-        return None
+@functools.lru_cache(maxsize=256)
+def _ordered_efforts(values: tuple[Any, ...]) -> tuple[str, ...]:
     unique = {str(v) for v in values if str(v) in EFFORT_RANK}
     return tuple(sorted(unique, key=EFFORT_RANK.__getitem__))
+
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _copy(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A private copy of a merged mapping; every empty one shares one read-only object."""
+    return dict(value) if value else _EMPTY
+
+
+# Value objects many models share, kept once (they are frozen): the sampling rules by
+# the merged ``sampling`` mapping (most models share the built-in defaults' object),
+# and the reasoning controls by their values.
+_SAMPLING: dict[int, tuple[Mapping[str, Any], SamplingRules]] = {}
+_REASONING: dict[tuple[Any, ...], ReasoningCaps] = {}
+_SHARED_LIMIT = 512
+
+
+def _sampling_rules(sampling: Mapping[str, Any]) -> SamplingRules:
+    found = _SAMPLING.get(id(sampling))
+    if found is not None and found[0] is sampling:
+        return found[1]
+    while_reasoning = sampling.get("while_reasoning", {})
+    rules = SamplingRules(
+        ranges={name: (b.get("min"), b.get("max"))
+                for name, b in sampling.get("ranges", {}).items()},
+        fixed=_copy(sampling.get("fixed")),
+        mutually_exclusive=tuple(tuple(g) for g in sampling.get("mutually_exclusive", ())),
+        unsupported_while_reasoning=frozenset(while_reasoning.get("unsupported", ())),
+        fixed_while_reasoning=_copy(while_reasoning.get("fixed")),
+        forced_unsupported=frozenset(sampling.get("unsupported", ())),
+        forced_supported=frozenset(sampling.get("supported", ())),
+    )
+    if len(_SAMPLING) >= _SHARED_LIMIT:
+        _SAMPLING.clear()
+    _SAMPLING[id(sampling)] = (sampling, rules)
+    return rules
+
+
+def _reasoning_caps(reasoning: Mapping[str, Any], supported: bool) -> ReasoningCaps:
+    efforts = reasoning.get("efforts")
+    key = (
+        supported,
+        bool(reasoning.get("can_disable", True)),
+        None if efforts is None else _ordered_efforts(tuple(efforts)),
+        str(reasoning.get("style", "effort")),
+        reasoning.get("budget_min"),
+        reasoning.get("budget_max"),
+        reasoning.get("default_effort"),
+    )
+    budgets = reasoning.get("effort_budgets")
+    found = None if budgets else _REASONING.get(key)
+    if found is None:
+        found = ReasoningCaps(*key[:6], effort_budgets=_copy(budgets), default_effort=key[6])
+        if not budgets:
+            if len(_REASONING) >= _SHARED_LIMIT:
+                _REASONING.clear()
+            _REASONING[key] = found
+    return found
 
 
 def _build(
@@ -493,44 +552,25 @@ def _build(
     endpoints: tuple[EndpointCaps, ...] = (),
     routing_restricted: bool = False,
 ) -> ResolvedModel:
-    sampling = merged.get("sampling", {})
-    forced_off = frozenset(sampling.get("unsupported", ()))
-    forced_on = frozenset(sampling.get("supported", ()))
-    supported = (frozenset(merged.get("supported_parameters", ())) - forced_off) | forced_on
-    reasoning = merged.get("reasoning", {})
-    limits = merged.get("limits", {})
-    while_reasoning = sampling.get("while_reasoning", {})
-    ranges = _ranges(sampling.get("ranges", {}))
-    pricing = merged.get("pricing", {})
+    sampling = _sampling_rules(merged.get("sampling", _EMPTY))
+    supported = frozenset(merged.get("supported_parameters", ()))
+    if sampling.forced_unsupported:
+        supported -= sampling.forced_unsupported
+    if sampling.forced_supported:
+        supported |= sampling.forced_supported
+    limits = merged.get("limits", _EMPTY)
+    pricing = merged.get("pricing", _EMPTY)
+    output = merged.get("structured_output", _EMPTY)
     return ResolvedModel(
         id=model_id,
         supported_parameters=supported,
         context_length=limits.get("context_length"),
         max_completion_tokens=limits.get("max_completion_tokens"),
-        reasoning=ReasoningCaps(
-            supported="reasoning" in supported,
-            can_disable=bool(reasoning.get("can_disable", True)),
-            efforts=_ordered_efforts(reasoning.get("efforts")),
-            style=str(reasoning.get("style", "effort")),
-            budget_min=reasoning.get("budget_min"),
-            budget_max=reasoning.get("budget_max"),
-            effort_budgets=dict(reasoning.get("effort_budgets", {})),
-            default_effort=reasoning.get("default_effort"),
-        ),
-        sampling=SamplingRules(
-            ranges=ranges,
-            fixed=dict(sampling.get("fixed", {})),
-            mutually_exclusive=tuple(tuple(g) for g in sampling.get("mutually_exclusive", ())),
-            unsupported_while_reasoning=frozenset(while_reasoning.get("unsupported", ())),
-            fixed_while_reasoning=dict(while_reasoning.get("fixed", {})),
-            forced_unsupported=forced_off,
-            forced_supported=forced_on,
-        ),
-        dialect=str(merged.get("structured_output", {}).get("dialect", "openai-strict")),
-        forced_tool_with_reasoning=bool(
-            merged.get("structured_output", {}).get("forced_tool_with_reasoning", True)
-        ),
-        provider=dict(merged.get("provider", {})),
+        reasoning=_reasoning_caps(merged.get("reasoning", _EMPTY), "reasoning" in supported),
+        sampling=sampling,
+        dialect=str(output.get("dialect", "openai-strict")),
+        forced_tool_with_reasoning=bool(output.get("forced_tool_with_reasoning", True)),
+        provider=_copy(merged.get("provider")),
         prompt_price=_decimal(pricing.get("prompt")),
         completion_price=_decimal(pricing.get("completion")),
         notes=merged.get("notes"),
@@ -542,26 +582,7 @@ def _build(
     )
 
 
-
 def _decimal(value: Any) -> Decimal | None:
     if value is None or isinstance(value, Decimal):
         return value
     return Decimal(str(value))
-
-
-_RANGES: dict[int, tuple[Mapping[str, Any], dict[str, tuple[float | None, float | None]]]] = {}
-
-
-def _ranges(
-    declared: Mapping[str, Mapping[str, float]],
-) -> dict[str, tuple[float | None, float | None]]:
-    """``param -> (min, max)`` of a merged ``sampling.ranges`` mapping; most models share
-    the built-in defaults' mapping object, so the result is kept per object."""
-    found = _RANGES.get(id(declared))
-    if found is not None and found[0] is declared:
-        return found[1]
-    result = {name: (b.get("min"), b.get("max")) for name, b in declared.items()}
-    if len(_RANGES) > 256:
-        _RANGES.clear()
-    _RANGES[id(declared)] = (declared, result)
-    return result
