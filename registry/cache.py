@@ -32,7 +32,13 @@ from typing import Any, Literal
 from pydantic_core import from_json
 
 from registry.errors import MetadataError
-from registry.metadata import EndpointList, ModelInfo, parse_endpoints, parse_models
+from registry.metadata import (
+    EndpointList,
+    ModelInfo,
+    parse_endpoints,
+    parse_models,
+    parse_models_json,
+)
 
 __all__ = [
     "CacheEntry",
@@ -200,6 +206,10 @@ def check_payload(
         RejectedPayload: not JSON, the wrong shape, a field of an impossible type, or
             empty.
     """
+    if kind == "models":
+        fast = parse_models_json(payload)
+        if fast:
+            return fast
     data = _decode_json(payload, source=source)
     try:
         if kind == "models":

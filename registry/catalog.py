@@ -26,6 +26,7 @@ from registry.metadata import (
     parse_endpoints,
     parse_endpoints_bundle,
     parse_models,
+    parse_models_json,
     read_json,
 )
 
@@ -230,6 +231,19 @@ def _index(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
     return MappingProxyType(by_id)
 
 
+def _read_models(path: Path, source: str) -> list[ModelInfo]:
+    """Read and parse a models list file: in one pass when it is well formed, else
+    through :func:`read_json` and :func:`parse_models`, which explain what is wrong."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raw = None  # read_json raises the error that names the file
+    models = None if raw is None else parse_models_json(raw)
+    if models is None:
+        models = parse_models(read_json(path, source=source), source=source)
+    return models
+
+
 def load_catalog(location: str | Path) -> Catalog:
     """Load a ``GET /api/v1/models`` snapshot file as a catalog.
 
@@ -248,8 +262,7 @@ def load_catalog(location: str | Path) -> Catalog:
             JSON, is not a models list, or lists no models at all.
     """
     path, source = _location_to_path(location)
-    payload = read_json(path, source=source)
-    models = parse_models(payload, source=source)
+    models = _read_models(path, source)
     if not models:
         raise MetadataError(f"{source}: the models list is empty", source=source)
     return Catalog(
@@ -280,8 +293,7 @@ def bundled_catalog() -> Catalog:
         MetadataError: the packaged seed file is missing or corrupt (a broken install).
     """
     with importlib.resources.as_file(_seed_resource()) as path:
-        payload = read_json(path, source=_SEED_SOURCE)
-    models = parse_models(payload, source=_SEED_SOURCE)
+        models = _read_models(path, _SEED_SOURCE)
     return Catalog(
         models=_index(models),
         source=_SEED_SOURCE,

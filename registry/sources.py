@@ -112,10 +112,8 @@ def _log_unknown_parameters(lists: Iterable[Iterable[str] | None], source: str) 
     Unknown values are kept (they never fail a load); the log line lets a maintainer
     notice that OpenRouter added a parameter.
     """
-    known = set(PARAMETERS)
-    fresh: set[str] = set()
-    for values in lists:
-        fresh.update(v for v in values or () if v not in known)
+    fresh = set().union(*(values for values in lists if values))
+    fresh.difference_update(PARAMETERS)
     fresh -= _REPORTED_PARAMETERS
     if fresh:
         _REPORTED_PARAMETERS.update(fresh)

@@ -18,6 +18,7 @@ from registry.metadata import (
     parse_endpoints,
     parse_endpoints_bundle,
     parse_models,
+    parse_models_json,
     read_json,
 )
 from tests.conftest import OPENROUTER
@@ -351,3 +352,50 @@ def test_parse_endpoints_bundle_keys_and_errors() -> None:
         parse_endpoints_bundle({"endpoints": {"bad/one": {"data": []}}}, source="b")
     with pytest.raises(MetadataError, match="endpoints bundle"):
         parse_endpoints_bundle(body, source="b")
+
+
+# --- the one-pass parser -------------------------------------------------------------
+
+
+def _as_response(path: Path) -> bytes:
+    """A file's models as a ``{"data": [...]}`` body (fixtures may be bare arrays)."""
+    payload = read_json(path, source=path.name)
+    return json.dumps(payload if isinstance(payload, dict) else {"data": payload}).encode()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(OPENROUTER.glob("models-*.json")), *sorted(FIXTURES.glob("models-*.json"))],
+    ids=lambda p: p.name,
+)
+def test_one_pass_parse_equals_decode_then_parse(path: Path) -> None:
+    """parse_models_json gives exactly what decoding then parse_models gives (every
+    shared snapshot and fixture that parses), prices and field sets included."""
+    try:
+        expected = parse_models(read_json(path, source=path.name), source=path.name)
+    except MetadataError:
+        assert parse_models_json(path.read_bytes()) is None
+        return
+    got = parse_models_json(_as_response(path))
+    assert got == expected
+    assert got is not None
+    assert [m.model_fields_set for m in got] == [m.model_fields_set for m in expected]
+    prices = [(m.pricing.prompt, m.pricing.completion) for m in got if m.pricing]
+    assert all(type(p) is Decimal for pair in prices for p in pair if p is not None)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'[{"id": "a/b"}]',  # a bare array: parse_models accepts it, the fast path does not
+        b'{"data": [{"name": "no id"}]}',
+        b'{"data": [{"id": "a/b", "context_length": "many"}]}',
+        b'{"data": [{"id": "a/b"}',  # truncated
+        b"<html>login</html>",
+        b'{"error": {"code": 401, "message": "no"}}',
+    ],
+)
+def test_one_pass_parse_declines_what_it_cannot_explain(raw: bytes) -> None:
+    """Anything but a well-formed response returns None, so the caller's slower path
+    (which names index, id and field) decides."""
+    assert parse_models_json(raw) is None
