@@ -352,7 +352,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
         "metadata": metadata,
         "error": None,
     }
-    if report is not None and catalog.get(item.model) is None:
+    if report is not None and item.model not in catalog:
         metadata.update(source=None, fetched_at=None, text=report.metadata)
     if item.compiled is not None:
         entry["request"] = {k: v for k, v in item.compiled.body.items() if k != "messages"}

@@ -19,6 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import unquote, urlparse
 
+from pydantic_core import from_json
+
 from registry.errors import MetadataError, UnknownModelError, closest
 from registry.metadata import (
     EndpointList,
@@ -29,11 +31,13 @@ from registry.metadata import (
     parse_models_json,
     read_json,
 )
+from registry.metadata_core import LazyModels, MetadataCore, core_of, parse_core_json
 
 __all__ = [
     "SEED_DATE",
     "SEED_RESOURCE",
     "Catalog",
+    "ModelTables",
     "bundled_catalog",
     "load_catalog",
     "load_endpoints",
@@ -65,6 +69,13 @@ class Catalog:
         stale: the data is known to be older than the caller wanted.
         note: one line on how the catalog was obtained when that is worth saying
             (a failed fetch, a rejected payload, offline mode); ``None`` otherwise.
+        cores: the core fields of every model by id (see :meth:`core`) when they were
+            parsed on their own; ``None`` when :attr:`models` was given whole.
+
+    A catalog loaded from a file, the seed or the cache validates the core fields when
+    it loads and builds :attr:`models` on its first value lookup (see
+    :class:`registry.metadata_core.LazyModels`); a malformed field outside the core is
+    then reported by that lookup, as :class:`~registry.errors.MetadataError`.
     """
 
     models: Mapping[str, ModelInfo] = field(repr=False, hash=False)
@@ -73,6 +84,25 @@ class Catalog:
     origin: str
     stale: bool = False
     note: str | None = None
+    cores: Mapping[str, MetadataCore] | None = field(
+        default=None, repr=False, hash=False, compare=False
+    )
+
+    def core(self, model_id: str) -> MetadataCore | None:
+        """Return the fields of a model that resolution reads, without building the
+        full :class:`ModelInfo` when the catalog was loaded lazily.
+
+        Args:
+            model_id: an OpenRouter model id.
+
+        Returns:
+            The core fields (see :class:`registry.metadata_core.MetadataCore`), or
+            ``None`` when the catalog does not list the model.
+        """
+        if self.cores is not None:
+            return self.cores.get(model_id)
+        info = self.models.get(model_id)
+        return None if info is None else core_of(info)
 
     def get(self, model_id: str) -> ModelInfo | None:
         """Look a model up by its exact id.
@@ -231,17 +261,72 @@ def _index(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
     return MappingProxyType(by_id)
 
 
-def _read_models(path: Path, source: str) -> list[ModelInfo]:
-    """Read and parse a models list file: in one pass when it is well formed, else
-    through :func:`read_json` and :func:`parse_models`, which explain what is wrong."""
+@dataclass(frozen=True)
+class ModelTables:
+    """A parsed models list, ready for a :class:`Catalog`.
+
+    Attributes:
+        models: models by id in source order (first of duplicate ids kept); possibly
+            a :class:`~registry.metadata_core.LazyModels`.
+        cores: core fields by id when parsed on their own, else ``None``.
+    """
+
+    models: Mapping[str, ModelInfo]
+    cores: Mapping[str, MetadataCore] | None = None
+
+    @classmethod
+    def of(cls, models: list[ModelInfo]) -> ModelTables:
+        """Index models that are already validated."""
+        return cls(_index(models))
+
+    @classmethod
+    def from_json(cls, raw: bytes, *, source: str, hint: str = "") -> ModelTables | None:
+        """Validate the core fields of a response body now and the rest on first use.
+
+        Args:
+            raw: a ``{"data": [...]}`` body (kept until the full models are built).
+            source: names the body in error messages.
+            hint: appended to the message of a later error (e.g. how to refetch).
+
+        Returns:
+            The tables, or ``None`` when the body is not that shape, a core field is
+            malformed, an id is empty, or it lists no model: then
+            :func:`~registry.metadata.parse_models` says what is wrong.
+        """
+        cores = parse_core_json(raw)
+        if not cores:
+            return None
+        by_id: dict[str, MetadataCore] = {}
+        for core in cores:
+            if not core["id"]:
+                return None
+            by_id.setdefault(core["id"], core)
+
+        def load() -> list[ModelInfo]:
+            models = parse_models_json(raw)
+            if models is not None:
+                return models
+            try:
+                return parse_models(from_json(raw), source=source)
+            except MetadataError as exc:
+                if not hint:
+                    raise
+                raise MetadataError(f"{exc} ({hint})", source=source) from exc
+
+        return cls(LazyModels(list(by_id), load), MappingProxyType(by_id))
+
+
+def _read_models(path: Path, source: str) -> ModelTables:
+    """Read a models list file: core fields now when it is well formed, else through
+    :func:`read_json` and :func:`parse_models`, which explain what is wrong."""
     try:
         raw = path.read_bytes()
     except OSError:
         raw = None  # read_json raises the error that names the file
-    models = None if raw is None else parse_models_json(raw)
-    if models is None:
-        models = parse_models(read_json(path, source=source), source=source)
-    return models
+    tables = None if raw is None else ModelTables.from_json(raw, source=source)
+    if tables is None:
+        tables = ModelTables.of(parse_models(read_json(path, source=source), source=source))
+    return tables
 
 
 def load_catalog(location: str | Path) -> Catalog:
@@ -262,11 +347,12 @@ def load_catalog(location: str | Path) -> Catalog:
             JSON, is not a models list, or lists no models at all.
     """
     path, source = _location_to_path(location)
-    models = _read_models(path, source)
-    if not models:
+    tables = _read_models(path, source)
+    if not tables.models:
         raise MetadataError(f"{source}: the models list is empty", source=source)
     return Catalog(
-        models=_index(models),
+        models=tables.models,
+        cores=tables.cores,
         source=source,
         fetched_at=_fetched_at_for(path),
         origin="file",
@@ -293,9 +379,10 @@ def bundled_catalog() -> Catalog:
         MetadataError: the packaged seed file is missing or corrupt (a broken install).
     """
     with importlib.resources.as_file(_seed_resource()) as path:
-        models = _read_models(path, _SEED_SOURCE)
+        tables = _read_models(path, _SEED_SOURCE)
     return Catalog(
-        models=_index(models),
+        models=tables.models,
+        cores=tables.cores,
         source=_SEED_SOURCE,
         fetched_at=SEED_DATE,
         origin="seed",

@@ -40,6 +40,7 @@ __all__ = [
     "PricingOverride",
     "ReasoningInfo",
     "TopProvider",
+    "is_unknown_price",
     "parse_endpoints",
     "parse_endpoints_bundle",
     "parse_models",
@@ -52,8 +53,10 @@ __all__ = [
 _NON_PRICE_KEYS = frozenset({"discount", "overrides", "min_prompt_tokens", "utc_start", "utc_end"})
 
 
-def _is_unknown_price(value: object) -> bool:
-    """Return True for a price value that encodes "variable / unknown" (negative)."""
+def is_unknown_price(value: object) -> bool:
+    """Return True for a price value that encodes "variable / unknown" (negative):
+    OpenRouter publishes ``"-1"`` on router models; any negative number or numeric
+    string counts."""
     if type(value) is str:
         return value.lstrip().startswith("-")
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
@@ -73,7 +76,7 @@ def _unknown_prices_to_none(data: Any) -> Any:
     bad = [
         k
         for k, v in data.items()
-        if (type(v) is not str or "-" in v) and k not in _NON_PRICE_KEYS and _is_unknown_price(v)
+        if (type(v) is not str or "-" in v) and k not in _NON_PRICE_KEYS and is_unknown_price(v)
     ]
     if not bad:
         return data

@@ -41,7 +41,8 @@ from registry.declarations import (
 )
 from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.merge import Layer, merge_layers, merge_onto
-from registry.metadata import EndpointList, ModelInfo
+from registry.metadata import EndpointList
+from registry.metadata_core import MetadataCore
 from registry.routing import allowed_endpoints, endpoint_caps, restricts
 from registry.yamlsource import UNSET
 
@@ -85,32 +86,32 @@ _METADATA_FIELDS: Mapping[str, str] = {
 }
 
 
-def _metadata_values(info: ModelInfo) -> dict[str, Any]:
+def _metadata_values(core: MetadataCore) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    if info.supported_parameters is not None:
-        values["supported_parameters"] = list(info.supported_parameters)
+    parameters = core.get("supported_parameters")
+    if parameters is not None:
+        values["supported_parameters"] = list(parameters)
     limits: dict[str, Any] = {}
-    if info.context_length:
-        limits["context_length"] = info.context_length
-    top = info.top_provider
-    if top is not None and top.max_completion_tokens:
-        limits["max_completion_tokens"] = top.max_completion_tokens
+    context_length = core.get("context_length")
+    if context_length:
+        limits["context_length"] = context_length
+    top = core.get("top_provider")
+    if top and top.get("max_completion_tokens"):
+        limits["max_completion_tokens"] = top["max_completion_tokens"]
     if limits:
         values["limits"] = limits
-    if info.reasoning is not None:
-        reasoning: dict[str, Any] = {"can_disable": not info.reasoning.mandatory}
-        if info.reasoning.supported_efforts is not None:
-            reasoning["efforts"] = list(info.reasoning.supported_efforts)
-        if info.reasoning.default_effort is not None:
-            reasoning["default_effort"] = info.reasoning.default_effort
+    published = core.get("reasoning")
+    if published is not None:
+        reasoning: dict[str, Any] = {"can_disable": not published.get("mandatory", False)}
+        efforts = published.get("supported_efforts")
+        if efforts is not None:
+            reasoning["efforts"] = list(efforts)
+        if published.get("default_effort") is not None:
+            reasoning["default_effort"] = published["default_effort"]
         values["reasoning"] = reasoning
-    pricing = info.pricing
-    if pricing is not None:
-        prices = {
-            k: v
-            for k, v in (("prompt", pricing.prompt), ("completion", pricing.completion))
-            if v is not None
-        }
+    pricing = core.get("pricing")
+    if pricing:
+        prices = {k: v for k in ("prompt", "completion") if (v := pricing.get(k)) is not None}
         if prices:
             values["pricing"] = prices
     return values
@@ -336,7 +337,7 @@ class Registry:
     def _resolve(
         self, model_id: str, stage: str | None, provider: Mapping[str, Any] | None
     ) -> ResolvedModel:
-        info = self.catalog.get(model_id)
+        info = self.catalog.core(model_id)
         models = {} if self.models_file is None else self.models_file.models
         exact = models.get(model_id)
         declared_whole = exact is not None and exact.supported_parameters is not None

@@ -27,7 +27,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from registry.catalog import SEED_DATE, Catalog, bundled_catalog, format_age, load_catalog
+from registry.catalog import (
+    SEED_DATE,
+    Catalog,
+    ModelTables,
+    bundled_catalog,
+    format_age,
+    load_catalog,
+)
 from registry.declarations import PARAMETERS
 from registry.errors import MetadataError
 from registry.metadata import EndpointList, ModelInfo
@@ -124,15 +131,15 @@ def _log_unknown_parameters(lists: Iterable[Iterable[str] | None], source: str) 
         )
 
 
+def _parameter_lists(catalog: Catalog) -> Iterator[tuple[str, ...] | None]:
+    """Every model's ``supported_parameters`` (from the core fields: builds nothing)."""
+    for model_id in catalog.models:
+        core = catalog.core(model_id)
+        yield None if core is None else core.get("supported_parameters")
+
+
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%MZ")
-
-
-def _index(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
-    by_id: dict[str, ModelInfo] = {}
-    for model in models:
-        by_id.setdefault(model.id, model)
-    return MappingProxyType(by_id)
 
 
 class _Attempt:
@@ -140,22 +147,37 @@ class _Attempt:
 
     def __init__(self) -> None:
         self.entry: CacheEntry | None = None
-        self.parsed: list[ModelInfo] | EndpointList | None = None
+        self.parsed: ModelTables | EndpointList | None = None
         self.origin = ""
         self.stale = False
         self.fetched_at: datetime | None = None
         self.note: str | None = None
 
 
-def _parsed_entry(entry: CacheEntry) -> list[ModelInfo] | EndpointList | None:
-    """Parse a cached entry again; ``None`` (logged) when it no longer parses."""
+def _parsed_entry(entry: CacheEntry) -> ModelTables | EndpointList | None:
+    """Parse a cached entry again; ``None`` (logged) when it no longer parses.
+
+    A models list passed the full integrity guard when it was stored, so only its core
+    fields are validated now and the full models when first asked for (see
+    :class:`~registry.catalog.ModelTables`).
+    """
     from registry.cache import check_payload
 
+    if entry.kind == "models":
+        hint = "cached copy; `capc refresh` fetches a new one, `capc cache clear` drops it"
+        tables = ModelTables.from_json(entry.payload, source=entry.source, hint=hint)
+        if tables is not None:
+            return tables
     try:
-        return check_payload(entry.kind, entry.payload, source=entry.source)
+        parsed = check_payload(entry.kind, entry.payload, source=entry.source)
     except MetadataError as exc:
         _log.warning("cached copy of %s no longer parses (%s); ignored", entry.source, exc)
         return None
+    return ModelTables.of(parsed) if isinstance(parsed, list) else parsed
+
+
+def _tables(parsed: list[ModelInfo] | EndpointList) -> ModelTables | EndpointList:
+    return ModelTables.of(parsed) if isinstance(parsed, list) else parsed
 
 
 def _obtain(
@@ -222,12 +244,12 @@ def _obtain(
                     problem = f"fetched {what} rejected: {exc.reason}"
                 except CacheError as exc:
                     # The payload is good (it parsed) but could not be written: serve it.
-                    result.parsed = check_payload(kind, fetched.content, source=key)
+                    result.parsed = _tables(check_payload(kind, fetched.content, source=key))
                     result.origin, result.fetched_at = "fetch", fetched.fetched_at
                     result.note = f"fetched {what}; not cached ({exc})"
                     return result
                 else:
-                    result.parsed, result.origin = new, "fetch"
+                    result.parsed, result.origin = _tables(new), "fetch"
                     result.fetched_at = fetched.fetched_at
                     if fetched.attempts > 1:
                         result.note = f"fetched {what} after {fetched.attempts} attempts"
@@ -296,9 +318,7 @@ def load_metadata(
     if not is_remote(location):
         assert location is not None
         catalog = load_catalog(location)
-        _log_unknown_parameters(
-            (m.supported_parameters for m in catalog.models.values()), catalog.source
-        )
+        _log_unknown_parameters(_parameter_lists(catalog), catalog.source)
         return catalog
     settings = settings if settings is not None else load_settings()
     target = str(location) if location is not None else models_url(settings)
@@ -312,7 +332,7 @@ def load_metadata(
         progress=progress,
         refresh=refresh,
     )
-    if not isinstance(got.parsed, list):
+    if not isinstance(got.parsed, ModelTables):
         seed = bundled_catalog()
         note = f"{got.note}; no usable cached copy, using the bundled seed (as of {SEED_DATE})"
         if settings.offline:
@@ -321,16 +341,18 @@ def load_metadata(
         return replace(seed, note=note, stale=not settings.offline)
     if got.note:
         _log.log(logging.WARNING if got.stale else logging.INFO, "%s", got.note)
-    _log_unknown_parameters((m.supported_parameters for m in got.parsed), url)
     assert got.fetched_at is not None
-    return Catalog(
-        models=_index(got.parsed),
+    catalog = Catalog(
+        models=got.parsed.models,
+        cores=got.parsed.cores,
         source=url,
         fetched_at=got.fetched_at.isoformat(timespec="seconds"),
         origin=got.origin,
         stale=got.stale,
         note=got.note,
     )
+    _log_unknown_parameters(_parameter_lists(catalog), url)
+    return catalog
 
 
 @dataclass(frozen=True)

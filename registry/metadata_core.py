@@ -1,0 +1,169 @@
+"""The few metadata fields resolution reads, parsed on their own; full models on demand.
+
+Resolving a model reads eight values of its ``GET /api/v1/models`` entry:
+``supported_parameters``, ``context_length``, ``top_provider.max_completion_tokens``,
+``reasoning.mandatory``, ``reasoning.supported_efforts``, ``reasoning.default_effort``,
+``pricing.prompt`` and ``pricing.completion``. Validating only those (a
+:class:`MetadataCore` per model) takes about a third of the time of validating each
+whole :class:`~registry.metadata.ModelInfo`, so a catalog validates the core fields
+when it loads and the full models only when something asks for them
+(:class:`LazyModels`): ``capc compile`` and a sweep over every model never build them,
+``capc models`` and the audit's price overrides do.
+
+The core follows the rules of :mod:`registry.metadata` exactly (a negative price means
+unknown and is ``None``; prices are exact :class:`~decimal.Decimal` values in USD per
+token); a test compares both parsers on every shared snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, TypeAdapter
+from typing_extensions import NotRequired, TypedDict
+
+from registry.metadata import ModelInfo, is_unknown_price
+
+__all__ = ["LazyModels", "MetadataCore", "core_of", "parse_core_json"]
+
+
+def _price(value: Any) -> Any:
+    return None if is_unknown_price(value) else value
+
+
+_Price = Annotated[Decimal | None, BeforeValidator(_price)]
+
+
+class CoreTopProvider(TypedDict, total=False):
+    """``top_provider``, as far as resolution reads it (tokens)."""
+
+    max_completion_tokens: int | None
+
+
+class CoreReasoning(TypedDict, total=False):
+    """``reasoning``, as far as resolution reads it."""
+
+    mandatory: bool
+    supported_efforts: tuple[str, ...] | None
+    default_effort: str | None
+
+
+class CorePricing(TypedDict, total=False):
+    """``pricing.prompt`` and ``pricing.completion`` in USD per token (``None``: unknown)."""
+
+    prompt: _Price
+    completion: _Price
+
+
+class MetadataCore(TypedDict):
+    """The fields of one ``/models`` entry that resolution reads; absent keys stay absent.
+
+    Keys: ``id``; optional ``context_length`` (tokens), ``supported_parameters``,
+    ``top_provider``, ``reasoning`` and ``pricing`` (see the ``Core*`` shapes).
+    """
+
+    id: str
+    context_length: NotRequired[int | None]
+    supported_parameters: NotRequired[tuple[str, ...] | None]
+    top_provider: NotRequired[CoreTopProvider | None]
+    reasoning: NotRequired[CoreReasoning | None]
+    pricing: NotRequired[CorePricing | None]
+
+
+class _CoreResponse(TypedDict):
+    data: list[MetadataCore]
+
+
+_CORE_RESPONSE: TypeAdapter[_CoreResponse] = TypeAdapter(_CoreResponse)
+
+
+def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
+    """Validate the core fields of every model of a ``{"data": [...]}`` response body.
+
+    Args:
+        raw: the response body as UTF-8 JSON.
+
+    Returns:
+        One :class:`MetadataCore` per element, in payload order; ``None`` when the body
+        is not valid JSON of that shape or a core field has an impossible type (then
+        :func:`registry.metadata.parse_models` explains what is wrong).
+    """
+    try:
+        return _CORE_RESPONSE.validate_json(raw)["data"]
+    except ValueError:  # pydantic's ValidationError included
+        return None
+
+
+def core_of(info: ModelInfo) -> MetadataCore:
+    """Return the core fields of an already validated model (same values as parsing)."""
+    core = MetadataCore(id=info.id)
+    fields = info.model_fields_set
+    if "context_length" in fields:
+        core["context_length"] = info.context_length
+    if "supported_parameters" in fields:
+        core["supported_parameters"] = info.supported_parameters
+    top = info.top_provider
+    if top is not None:
+        core["top_provider"] = CoreTopProvider(max_completion_tokens=top.max_completion_tokens)
+    reasoning = info.reasoning
+    if reasoning is not None:
+        core["reasoning"] = CoreReasoning(
+            mandatory=reasoning.mandatory,
+            supported_efforts=reasoning.supported_efforts,
+            default_effort=reasoning.default_effort,
+        )
+    pricing = info.pricing
+    if pricing is not None:
+        core["pricing"] = CorePricing(prompt=pricing.prompt, completion=pricing.completion)
+    return core
+
+
+class LazyModels(Mapping[str, ModelInfo]):
+    """Models by id whose full :class:`ModelInfo` objects are built on first use.
+
+    Ids, order, ``len`` and ``in`` never build anything; the first value lookup parses
+    the whole list once (``load``) and keeps the result.
+
+    Args:
+        ids: the model ids in source order (first of duplicates kept).
+        load: returns every model in source order.
+
+    Raises:
+        MetadataError: from a lookup, when ``load`` finds a field outside the core
+            fields malformed (the message names the source, index, id and field).
+    """
+
+    def __init__(self, ids: list[str], load: Callable[[], list[ModelInfo]]) -> None:
+        self._ids = dict.fromkeys(ids)
+        self._load: Callable[[], list[ModelInfo]] | None = load
+        self._models: dict[str, ModelInfo] | None = None
+
+    def _built(self) -> dict[str, ModelInfo]:
+        if self._models is None:
+            assert self._load is not None
+            models: dict[str, ModelInfo] = {}
+            for model in self._load():
+                models.setdefault(model.id, model)
+            self._models, self._load = models, None
+        return self._models
+
+    def __getitem__(self, model_id: str) -> ModelInfo:
+        if model_id not in self._ids:
+            raise KeyError(model_id)
+        return self._built()[model_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, model_id: object) -> bool:
+        return model_id in self._ids
+
+    @property
+    def built(self) -> bool:
+        """Whether the full models have been built."""
+        return self._models is not None
