@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import BeforeValidator, TypeAdapter
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from registry.metadata import ModelInfo, is_unknown_price
 

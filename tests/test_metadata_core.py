@@ -1,0 +1,160 @@
+"""registry.metadata_core: core fields at load, full models on first use, same results."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from registry.cache import CacheEntry, MetadataCache
+from registry.catalog import Catalog, bundled_catalog, load_catalog
+from registry.errors import MetadataError
+from registry.fetch import models_url
+from registry.metadata import ModelInfo, parse_models, read_json
+from registry.metadata_core import LazyModels, core_of, parse_core_json
+from registry.resolver import Registry
+from registry.settings import Settings
+from registry.sources import load_metadata
+from tests.conftest import OPENROUTER
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "metadata"
+SNAPSHOTS = sorted(OPENROUTER.glob("models-*.json"))
+
+
+def _eager(catalog: Catalog, path: Path) -> Catalog:
+    """The same catalog with every model validated whole up front (no core table)."""
+    models = parse_models(read_json(path, source=str(path)), source=str(path))
+    by_id: dict[str, ModelInfo] = {}
+    for model in models:
+        by_id.setdefault(model.id, model)
+    return dataclasses.replace(catalog, models=by_id, cores=None)
+
+
+@pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: p.name)
+def test_core_fields_resolve_like_full_models(path: Path) -> None:
+    """Every model of every shared snapshot resolves to the same capabilities (values,
+    provenance, prices) from the core fields as from whole ModelInfo objects, and
+    resolving them all builds no ModelInfo."""
+    lazy = load_catalog(path)
+    assert isinstance(lazy.models, LazyModels) and lazy.cores is not None
+    eager = _eager(lazy, path)
+    from_core, from_full = Registry(catalog=lazy), Registry(catalog=eager)
+    for model_id in lazy.ids():
+        assert from_core.resolve(model_id) == from_full.resolve(model_id), model_id
+    assert not lazy.models.built
+    assert lazy.ids() == eager.ids()
+
+
+def test_core_of_matches_parsed_core_on_the_seed() -> None:
+    """core_of (from a validated model) and the JSON core parser agree value by value."""
+    catalog = bundled_catalog()
+    for model_id in catalog.ids():
+        parsed = catalog.core(model_id)
+        built = core_of(catalog.models[model_id])
+        assert parsed is not None
+        for key in ("id", "context_length", "supported_parameters"):
+            assert parsed.get(key) == built.get(key), (model_id, key)
+        for key, fields in (("top_provider", ("max_completion_tokens",)),
+                            ("reasoning", ("mandatory", "supported_efforts", "default_effort")),
+                            ("pricing", ("prompt", "completion"))):
+            got, want = parsed.get(key), built.get(key)
+            assert (got is None) == (want is None), (model_id, key)
+            for name in fields:
+                assert (got or {}).get(name) == (want or {}).get(name), (model_id, key, name)
+
+
+def _write(tmp_path: Path, models: list[dict[str, object]]) -> Path:
+    path = tmp_path / "models-2026-09-01.json"
+    path.write_text(json.dumps({"data": models}))
+    return path
+
+
+def test_a_bad_field_outside_the_core_is_reported_on_first_use(tmp_path: Path) -> None:
+    """A malformed non-core field does not stop loading or resolving; the first lookup of
+    a full model raises a MetadataError naming the file, index, id and field."""
+    path = _write(tmp_path, [
+        {"id": "good/one", "supported_parameters": ["max_tokens"]},
+        {"id": "bad/two", "architecture": {"tokenizer": 5}},
+    ])
+    catalog = load_catalog(path)
+    assert catalog.ids() == ["good/one", "bad/two"]
+    assert "bad/two" in catalog and len(catalog) == 2
+    assert Registry(catalog=catalog).resolve("good/one").supports("max_tokens")
+    with pytest.raises(MetadataError) as caught:
+        catalog.get("good/one")
+    message = str(caught.value)
+    assert str(path) in message and "model #1 ('bad/two')" in message
+    assert "architecture.tokenizer" in message
+
+
+@pytest.mark.parametrize(
+    ("models", "fragment"),
+    [
+        ([{"id": "a/b", "context_length": "many"}], "context_length"),
+        ([{"id": "a/b", "pricing": {"prompt": "free"}}], "pricing.prompt"),
+        ([{"id": ""}], "no string 'id'"),
+        ([{"name": "no id"}], "no string 'id'"),
+    ],
+)
+def test_a_bad_core_field_fails_the_load(
+    tmp_path: Path, models: list[dict[str, object]], fragment: str
+) -> None:
+    """A malformed field that resolution reads (or a missing id) is an error at load,
+    from the explaining parser."""
+    with pytest.raises(MetadataError, match=fragment):
+        load_catalog(_write(tmp_path, models))
+
+
+def test_unknown_prices_are_none_in_the_core() -> None:
+    """The core follows the metadata rule: a negative price means unknown (None)."""
+    raw = json.dumps({"data": [{"id": "r/x", "pricing": {"prompt": "-1", "completion": -2,
+                                                           "request": "0.5"}}]}).encode()
+    cores = parse_core_json(raw)
+    assert cores is not None
+    assert cores[0].get("pricing") == {"prompt": None, "completion": None}
+
+
+def test_lazy_models_mapping() -> None:
+    """Ids, order, len and membership never build; the first value lookup builds once,
+    keeping the first of duplicate ids; unknown ids raise KeyError."""
+    calls: list[int] = []
+    first = ModelInfo(id="a/b", name="first")
+
+    def load() -> list[ModelInfo]:
+        calls.append(1)
+        return [first, ModelInfo(id="c/d"), ModelInfo(id="a/b", name="second")]
+
+    models = LazyModels(["a/b", "c/d"], load)
+    assert list(models) == ["a/b", "c/d"] and len(models) == 2 and "c/d" in models
+    assert "x/y" not in models and not models.built and calls == []
+    assert models["a/b"] is first
+    assert models.get("c/d") == ModelInfo(id="c/d")
+    with pytest.raises(KeyError):
+        models["x/y"]
+    assert models.built and calls == [1]
+
+
+def test_a_cached_copy_that_no_longer_parses_says_how_to_refetch(tmp_path: Path) -> None:
+    """A cached models list is trusted for its core fields; when its full parse fails
+    later (e.g. this version reads a field differently), the error says to refresh."""
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True)
+    url = models_url(settings)
+    body = json.dumps({"data": [{"id": "a/b", "architecture": {"tokenizer": 5}}]}).encode()
+    entry = CacheEntry(source=url, kind="models", fetched_at=datetime.now(UTC), count=1,
+                       payload=body)
+    with MetadataCache(settings.cache_dir) as cache:
+        cache._open().set(url, entry.to_bytes())  # bypasses the guard on purpose
+    catalog = load_metadata(settings=settings)
+    assert catalog.origin == "cache" and catalog.ids() == ["a/b"]
+    with pytest.raises(MetadataError, match="capc refresh"):
+        catalog.require("a/b")
+
+
+def test_fixture_without_data_key_loads_eagerly() -> None:
+    """A bare array (which the core parser does not take) loads whole, as before."""
+    catalog = load_catalog(FIXTURES / "models-bare-list.json")
+    assert catalog.cores is None and not isinstance(catalog.models, LazyModels)
+    assert catalog.core(catalog.ids()[0]) is not None
