@@ -105,6 +105,8 @@ def processes(snapshot: Path, rounds: int) -> None:
 def in_process(snapshot: Path, rounds: int) -> None:
     """Measures 2 to 5 and 7 in this process."""
     os.environ["CAPC_OFFLINE"] = "1"
+    if str(ROOT) not in sys.path:  # run from a checkout without installing
+        sys.path.insert(0, str(ROOT))
     from compiler import CompilerError, compile_request
     from registry import Registry
 

@@ -20,6 +20,7 @@ the element index, the model id and the field.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -101,7 +102,7 @@ class ReasoningInfo(BaseModel):
             tokens). Only ``True`` or absent in the data.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     mandatory: bool = False
     supported_efforts: tuple[str, ...] | None = None
@@ -124,7 +125,7 @@ class ReasoningInfo(BaseModel):
 class _PriceFields(BaseModel):
     """Price keys shared by :class:`Pricing` and :class:`PricingOverride` (USD, Decimal)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     prompt: Decimal | None = None
     completion: Decimal | None = None
@@ -153,7 +154,7 @@ class PricingOverride(_PriceFields):
     ``input_cache_write_1h``, ...) are kept as extra attributes with their raw value.
     """
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     min_prompt_tokens: int | None = None
     utc_start: int | None = None
@@ -176,7 +177,7 @@ class Pricing(_PriceFields):
         overrides: conditional prices, see :class:`PricingOverride`.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     discount: float | None = None
     overrides: tuple[PricingOverride, ...] = ()
@@ -191,7 +192,7 @@ class TopProvider(BaseModel):
         is_moderated: the provider moderates content.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     context_length: int | None = None
     max_completion_tokens: int | None = None
@@ -209,7 +210,7 @@ class Architecture(BaseModel):
         instruct_type: chat template name; ``None`` or the string ``"none"`` in most data.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     modality: str | None = None
     input_modalities: tuple[str, ...] | None = None
@@ -238,7 +239,7 @@ class ModelInfo(BaseModel):
         knowledge_cutoff: training cut-off date ``YYYY-MM-DD``.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     id: str
     canonical_slug: str | None = None
@@ -277,7 +278,7 @@ class Endpoint(BaseModel):
             (``{"auto", "none", "required", "function"}`` -> bool), newest data only.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     name: str | None = None
     model_id: str | None = None
@@ -322,25 +323,27 @@ class EndpointList(BaseModel):
         endpoints: the provider endpoints, in the published order (may be empty).
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     id: str
     name: str | None = None
     endpoints: tuple[Endpoint, ...]
 
 
-_MODEL_LIST: TypeAdapter[list[ModelInfo]] = TypeAdapter(list[ModelInfo])
+@functools.cache
+def _model_list() -> TypeAdapter[list[ModelInfo]]:
+    """The validator of a bare models array, built when first needed."""
+    return TypeAdapter(list[ModelInfo])
 
 
 class _ModelsResponse(BaseModel):
     """The usual ``/models`` response shape, for :func:`parse_models_json`."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     data: list[ModelInfo]
 
 
-_MODELS_RESPONSE: TypeAdapter[_ModelsResponse] = TypeAdapter(_ModelsResponse)
 
 _JSON_TYPE_NAMES: Mapping[type, str] = {
     dict: "an object",
@@ -455,7 +458,7 @@ def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
             )
 
     try:
-        return _MODEL_LIST.validate_python(items)
+        return _model_list().validate_python(items)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         loc = errors[0]["loc"]
@@ -490,7 +493,7 @@ def parse_models_json(raw: bytes) -> list[ModelInfo] | None:
         precisely.
     """
     try:
-        return _MODELS_RESPONSE.validate_json(raw).data
+        return _ModelsResponse.model_validate_json(raw).data
     except ValueError:  # pydantic's ValidationError included
         return None
 

@@ -311,14 +311,14 @@ def load_metadata(
         MetadataError: a file location cannot be read or parsed (files have no
             fallback), or a ``CAPC_`` setting is invalid.
     """
-    from registry.fetch import models_url, redact_url
-    from registry.settings import load_settings
-
     if not is_remote(location):
         assert location is not None
         catalog = load_catalog(location)
         _log_unknown_parameters(_parameter_lists(catalog), catalog.source)
         return catalog
+    from registry.fetch import models_url, redact_url
+    from registry.settings import load_settings
+
     settings = settings if settings is not None else load_settings()
     target = str(location) if location is not None else models_url(settings)
     url = redact_url(target)

@@ -33,7 +33,8 @@ def test_importing_packages_loads_no_heavy_dependency() -> None:
 
 
 def test_compile_path_does_not_import_network_stack(tmp_path: object) -> None:
-    """Compiling from a metadata file imports neither httpx nor diskcache nor tenacity."""
+    """Compiling from a metadata file imports neither httpx, diskcache, tenacity nor
+    pydantic-settings (docs/performance.md says so)."""
     from tests.conftest import ROOT
 
     argv = ["compile", "classify_ticket", "openai/gpt-4o-mini",
@@ -41,8 +42,8 @@ def test_compile_path_does_not_import_network_stack(tmp_path: object) -> None:
             "--metadata", str(ROOT / "registry" / "data" / "seed-models-2026-08-19.json")]
     code = (
         f"import sys; from compiler.cli import main; main({argv!r}); "
-        "print(sorted(m for m in ('httpx', 'diskcache', 'tenacity') if m in sys.modules), "
-        "file=sys.stderr)"
+        "print(sorted(m for m in ('httpx', 'diskcache', 'tenacity', 'pydantic_settings') "
+        "if m in sys.modules), file=sys.stderr)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.strip().splitlines()[-1] == "[]"
