@@ -8,14 +8,14 @@ replace, and the :data:`registry.yamlsource.UNSET` marker removes an inherited v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from registry.capabilities import Provenance
 from registry.yamlsource import UNSET
 
-__all__ = ["Layer", "merge_layers", "merge_onto"]
+__all__ = ["Layer", "LazyProvenance", "merge_layers", "merge_onto", "merge_values"]
 
 Path = tuple[str, ...]
 
@@ -45,16 +45,17 @@ def _apply(
     values: Mapping[str, Any],
     layer: Layer,
     path: Path,
-    prov: dict[str, Provenance],
+    prov: dict[str, Provenance] | None,
     owned: set[int] | None = None,
 ) -> None:
-    """Merge ``values`` into ``target``. With ``owned``, a nested dict whose id is not in
-    it is shared with a base tree and is copied before it is changed (copy on write)."""
+    """Merge ``values`` into ``target``, recording provenance in ``prov`` unless it is
+    ``None``. With ``owned``, a nested dict whose id is not in it is shared with a base
+    tree and is copied before it is changed (copy on write)."""
     for key, value in values.items():
         current = target.get(key)
         if type(value) is dict:
             if type(current) is not dict:
-                if key in target:
+                if prov is not None and key in target:
                     prov.pop(".".join((*path, key)), None)
                 current = {}
                 target[key] = current
@@ -65,6 +66,12 @@ def _apply(
                 target[key] = current
                 owned.add(id(current))
             _apply(current, value, layer, (*path, key), prov, owned)
+            continue
+        if prov is None:
+            if value is UNSET:
+                target.pop(key, None)
+            else:
+                target[key] = list(value) if type(value) in (list, tuple) else value
             continue
         here = (*path, key)
         dotted = ".".join(here)
@@ -114,3 +121,55 @@ def merge_onto(
     for layer in layers:
         _apply(merged, layer.values, layer, (), prov, owned)
     return merged, prov
+
+
+def merge_values(base: Mapping[str, Any], layers: Sequence[Layer]) -> dict[str, Any]:
+    """The values half of :func:`merge_onto`: the same merged mapping, no provenance.
+
+    Nested mappings no layer changed are shared with ``base``: treat the result as
+    read-only.
+    """
+    merged = dict(base)
+    owned = {id(merged)}
+    for layer in layers:
+        _apply(merged, layer.values, layer, (), None, owned)
+    return merged
+
+
+class LazyProvenance(Mapping[str, Provenance]):
+    """The provenance half of :func:`merge_onto`, worked out on first use.
+
+    Most resolved models are compiled without anyone asking where a value came from, so
+    the merge is repeated, with provenance, only when a lookup happens.
+
+    Args:
+        base: the merged base, as :func:`merge_onto` takes it.
+        layers: the layers merged onto it, lowest precedence first.
+    """
+
+    __slots__ = ("_base", "_layers", "_table")
+
+    def __init__(
+        self, base: tuple[dict[str, Any], dict[str, Provenance]], layers: Sequence[Layer]
+    ) -> None:
+        self._base = base
+        self._layers: tuple[Layer, ...] = tuple(layers)
+        self._table: dict[str, Provenance] | None = None
+
+    def _built(self) -> dict[str, Provenance]:
+        table = self._table
+        if table is None:  # two threads may both merge; they get equal tables
+            table = self._table = merge_onto(self._base, self._layers)[1]
+        return table
+
+    def __getitem__(self, path: str) -> Provenance:
+        return self._built()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+    def __repr__(self) -> str:
+        return f"LazyProvenance({self._built()!r})"

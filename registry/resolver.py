@@ -40,7 +40,7 @@ from registry.declarations import (
     load_stages_file,
 )
 from registry.errors import UnknownModelError, UnknownStageError, closest
-from registry.merge import Layer, merge_layers, merge_onto
+from registry.merge import Layer, LazyProvenance, merge_layers, merge_values
 from registry.metadata import EndpointList
 from registry.metadata_core import MetadataCore
 from registry.routing import allowed_endpoints, endpoint_caps, restricts
@@ -374,7 +374,7 @@ class Registry:
             )
         if provider:
             layers.append(Layer({"provider": dict(provider)}, _caller_provenance))
-        merged, provenance = merge_onto(_defaults_merged(), layers)
+        merged = merge_values(_defaults_merged()[0], layers)
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
@@ -384,7 +384,8 @@ class Registry:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
             at = 1 if info is not None else 0
             layers.insert(at, Layer(_endpoint_values(caps), self._endpoint_provenance(caps)))
-            merged, provenance = merge_onto(_defaults_merged(), layers)
+            merged = merge_values(_defaults_merged()[0], layers)
+        provenance = LazyProvenance(_defaults_merged(), layers)
         return _build(model_id, merged, provenance, declared_only=info is None,
                       endpoints=caps, routing_restricted=restricted)
 
