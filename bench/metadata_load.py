@@ -6,7 +6,8 @@ Python's import cache:
 
 1. ``registry.sources.load_metadata()`` with a fresh cached copy of
    ``models-all-2026-08-19.json`` (549 models, 1.28 MB): open the diskcache, read the
-   entry, check its SHA-256, decode and parse it (no request is made);
+   entry, check its SHA-256, validate the fields resolution reads (no request is made;
+   full ``ModelInfo`` objects are built only when asked for, which this does not do);
 2. ``Registry.resolve(model_id)`` for every model in it, with no YAML declarations.
 
 Usage, from the repository root::
