@@ -15,19 +15,11 @@ import fnmatch
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from registry.capabilities import (
-    EFFORT_RANK,
-    EndpointCaps,
-    Provenance,
-    ReasoningCaps,
-    ResolvedModel,
-    SamplingRules,
-)
+from registry.assemble import build_resolved
+from registry.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.catalog import Catalog, load_endpoints
 from registry.declarations import (
     ModelDecl,
@@ -40,9 +32,18 @@ from registry.declarations import (
     load_stages_file,
 )
 from registry.errors import UnknownModelError, UnknownStageError, closest
-from registry.merge import Layer, LazyProvenance, merge_layers, merge_values
+from registry.layers import (
+    DEFAULT_SAMPLING_RANGES,
+    METADATA_FIELDS,
+    caller_provenance,
+    defaults_merged,
+    endpoint_values,
+    metadata_values,
+    put_path,
+    yaml_provenance,
+)
+from registry.merge import Layer, LazyProvenance, merge_values
 from registry.metadata import EndpointList
-from registry.metadata_core import MetadataCore
 from registry.routing import allowed_endpoints, endpoint_caps, restricts
 from registry.yamlsource import UNSET
 
@@ -50,71 +51,6 @@ if TYPE_CHECKING:
     from registry.settings import Settings
 
 __all__ = ["DEFAULT_SAMPLING_RANGES", "Registry"]
-
-#: OpenRouter's documented parameter ranges, the defaults that models.yaml narrows
-#: (https://openrouter.ai/docs/api_reference/parameters).
-DEFAULT_SAMPLING_RANGES: dict[str, dict[str, float]] = {
-    "temperature": {"min": 0.0, "max": 2.0},
-    "top_p": {"min": 0.0, "max": 1.0},
-    "top_k": {"min": 0},
-    "min_p": {"min": 0.0, "max": 1.0},
-    "top_a": {"min": 0.0, "max": 1.0},
-    "frequency_penalty": {"min": -2.0, "max": 2.0},
-    "presence_penalty": {"min": -2.0, "max": 2.0},
-    "repetition_penalty": {"min": 0.0, "max": 2.0},
-}
-
-_DEFAULTS: dict[str, Any] = {
-    # When metadata publishes no list (OpenRouter data before 2025-05), only the
-    # length limit is assumed; everything else must be declared in models.yaml.
-    "supported_parameters": ["max_tokens"],
-    "reasoning": {"style": "effort", "can_disable": True},
-    "sampling": {"ranges": DEFAULT_SAMPLING_RANGES},
-    "structured_output": {"dialect": "openai-strict"},
-}
-
-# capability path -> the OpenRouter metadata field it is read from
-_METADATA_FIELDS: Mapping[str, str] = {
-    "supported_parameters": "supported_parameters",
-    "limits.context_length": "context_length",
-    "limits.max_completion_tokens": "top_provider.max_completion_tokens",
-    "reasoning.can_disable": "reasoning.mandatory",
-    "reasoning.efforts": "reasoning.supported_efforts",
-    "reasoning.default_effort": "reasoning.default_effort",
-    "pricing.prompt": "pricing.prompt",
-    "pricing.completion": "pricing.completion",
-}
-
-
-def _metadata_values(core: MetadataCore) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    parameters = core.get("supported_parameters")
-    if parameters is not None:
-        values["supported_parameters"] = list(parameters)
-    limits: dict[str, Any] = {}
-    context_length = core.get("context_length")
-    if context_length:
-        limits["context_length"] = context_length
-    top = core.get("top_provider")
-    if top and top.get("max_completion_tokens"):
-        limits["max_completion_tokens"] = top["max_completion_tokens"]
-    if limits:
-        values["limits"] = limits
-    published = core.get("reasoning")
-    if published is not None:
-        reasoning: dict[str, Any] = {"can_disable": not published.get("mandatory", False)}
-        efforts = published.get("supported_efforts")
-        if efforts is not None:
-            reasoning["efforts"] = list(efforts)
-        if published.get("default_effort") is not None:
-            reasoning["default_effort"] = published["default_effort"]
-        values["reasoning"] = reasoning
-    pricing = core.get("pricing")
-    if pricing:
-        prices = {k: v for k in ("prompt", "completion") if (v := pricing.get(k)) is not None}
-        if prices:
-            values["pricing"] = prices
-    return values
 
 
 def _specificity(pattern: str) -> int:
@@ -329,8 +265,8 @@ class Registry:
             values = decl_to_layer(entries[key])
             for unset_path in file.unset_paths:
                 if tuple(unset_path[: len(prefix)]) == prefix:
-                    _put(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
-            found = Layer(values, functools.cache(_yaml_provenance(file, prefix, layer_name)))
+                    put_path(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
+            found = Layer(values, functools.cache(yaml_provenance(file, prefix, layer_name)))
             self._entry_layers[prefix] = found
         return found
 
@@ -359,7 +295,7 @@ class Registry:
         if info is not None:
             if self._meta_provenance is None:
                 self._meta_provenance = functools.cache(self._metadata_provenance())
-            layers.append(Layer(_metadata_values(info), self._meta_provenance))
+            layers.append(Layer(metadata_values(info), self._meta_provenance))
         if self.models_file is not None:
             layers += self._yaml_layers(
                 models, model_id, self.models_file, ("models",), "models.yaml"
@@ -373,8 +309,8 @@ class Registry:
                 "stages.yaml",
             )
         if provider:
-            layers.append(Layer({"provider": dict(provider)}, _caller_provenance))
-        merged = merge_values(_defaults_merged()[0], layers)
+            layers.append(Layer({"provider": dict(provider)}, caller_provenance))
+        merged = merge_values(defaults_merged()[0], layers)
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
@@ -383,10 +319,10 @@ class Registry:
         if restricted:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
             at = 1 if info is not None else 0
-            layers.insert(at, Layer(_endpoint_values(caps), self._endpoint_provenance(caps)))
-            merged = merge_values(_defaults_merged()[0], layers)
-        provenance = LazyProvenance(_defaults_merged(), layers)
-        return _build(model_id, merged, provenance, declared_only=info is None,
+            layers.insert(at, Layer(endpoint_values(caps), self._endpoint_provenance(caps)))
+            merged = merge_values(defaults_merged()[0], layers)
+        provenance = LazyProvenance(defaults_merged(), layers)
+        return build_resolved(model_id, merged, provenance, declared_only=info is None,
                       endpoints=caps, routing_restricted=restricted)
 
     def _endpoint_provenance(
@@ -400,7 +336,7 @@ class Registry:
             return Provenance(
                 layer="endpoints",
                 source=f"/endpoints of the allowed providers ({labels})",
-                field=_METADATA_FIELDS.get(dotted, dotted).replace("top_provider.", ""),
+                field=METADATA_FIELDS.get(dotted, dotted).replace("top_provider.", ""),
                 fetched_at=catalog.fetched_at,
             )
 
@@ -414,177 +350,8 @@ class Registry:
             return Provenance(
                 layer="metadata",
                 source=catalog.source,
-                field=_METADATA_FIELDS.get(dotted, dotted),
+                field=METADATA_FIELDS.get(dotted, dotted),
                 fetched_at=catalog.fetched_at,
             )
 
         return provenance
-
-
-def _endpoint_values(caps: tuple[EndpointCaps, ...]) -> dict[str, Any]:
-    """Capabilities of a set of allowed endpoints: the union of their parameters (one
-    of them must serve the whole set, checked by the compiler) and the smallest limits
-    (so the request fits whichever endpoint serves it)."""
-    values: dict[str, Any] = {
-        "supported_parameters": sorted(set().union(*(c.supported_parameters for c in caps)))
-    }
-    limits = {}
-    for key in ("context_length", "max_completion_tokens"):
-        known = [getattr(c, key) for c in caps if getattr(c, key)]
-        if known:
-            limits[key] = min(known)
-    if limits:
-        values["limits"] = limits
-    return values
-
-
-def _caller_provenance(path: tuple[str, ...]) -> Provenance:
-    return Provenance(layer="caller", source="compile_request(provider=...)",
-                      field=".".join(path))
-
-
-def _put(values: dict[str, Any], path: list[str], value: Any) -> None:
-    node = values
-    for part in path[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = {}
-            node[part] = child
-        node = child
-    if path:
-        node[path[-1]] = value
-
-
-@functools.cache
-def _defaults_merged() -> tuple[dict[str, Any], dict[str, Provenance]]:
-    """The built-in defaults layer, merged once; every resolution starts from a copy."""
-    return merge_layers([Layer(_DEFAULTS, _default_provenance)])
-
-
-@functools.cache
-def _default_provenance(path: tuple[str, ...]) -> Provenance:
-    return Provenance(layer="default", source="capability-compiler", field=".".join(path))
-
-
-def _yaml_provenance(
-    file: ModelsFile | StagesFile, prefix: tuple[str | int, ...], layer: str
-) -> Callable[[tuple[str, ...]], Provenance]:
-    name = Path(file.path).name
-
-    def provenance(path: tuple[str, ...]) -> Provenance:
-        full = (*prefix, *path)
-        line, _ = file.document.locate(full)
-        where = name if line is None else f"{name}:{line}"
-        return Provenance(layer=layer, source=where, field=".".join(str(p) for p in full))
-
-    return provenance
-
-
-@functools.lru_cache(maxsize=256)
-def _ordered_efforts(values: tuple[Any, ...]) -> tuple[str, ...]:
-    unique = {str(v) for v in values if str(v) in EFFORT_RANK}
-    return tuple(sorted(unique, key=EFFORT_RANK.__getitem__))
-
-
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-def _copy(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """A private copy of a merged mapping; every empty one shares one read-only object."""
-    return dict(value) if value else _EMPTY
-
-
-# Value objects many models share, kept once (they are frozen): the sampling rules by
-# the merged ``sampling`` mapping (most models share the built-in defaults' object),
-# and the reasoning controls by their values.
-_SAMPLING: dict[int, tuple[Mapping[str, Any], SamplingRules]] = {}
-_REASONING: dict[tuple[Any, ...], ReasoningCaps] = {}
-_SHARED_LIMIT = 512
-
-
-def _sampling_rules(sampling: Mapping[str, Any]) -> SamplingRules:
-    found = _SAMPLING.get(id(sampling))
-    if found is not None and found[0] is sampling:
-        return found[1]
-    while_reasoning = sampling.get("while_reasoning", {})
-    rules = SamplingRules(
-        ranges={name: (b.get("min"), b.get("max"))
-                for name, b in sampling.get("ranges", {}).items()},
-        fixed=_copy(sampling.get("fixed")),
-        mutually_exclusive=tuple(tuple(g) for g in sampling.get("mutually_exclusive", ())),
-        unsupported_while_reasoning=frozenset(while_reasoning.get("unsupported", ())),
-        fixed_while_reasoning=_copy(while_reasoning.get("fixed")),
-        forced_unsupported=frozenset(sampling.get("unsupported", ())),
-        forced_supported=frozenset(sampling.get("supported", ())),
-    )
-    if len(_SAMPLING) >= _SHARED_LIMIT:
-        _SAMPLING.clear()
-    _SAMPLING[id(sampling)] = (sampling, rules)
-    return rules
-
-
-def _reasoning_caps(reasoning: Mapping[str, Any], supported: bool) -> ReasoningCaps:
-    efforts = reasoning.get("efforts")
-    key = (
-        supported,
-        bool(reasoning.get("can_disable", True)),
-        None if efforts is None else _ordered_efforts(tuple(efforts)),
-        str(reasoning.get("style", "effort")),
-        reasoning.get("budget_min"),
-        reasoning.get("budget_max"),
-        reasoning.get("default_effort"),
-    )
-    budgets = reasoning.get("effort_budgets")
-    found = None if budgets else _REASONING.get(key)
-    if found is None:
-        found = ReasoningCaps(*key[:6], effort_budgets=_copy(budgets), default_effort=key[6])
-        if not budgets:
-            if len(_REASONING) >= _SHARED_LIMIT:
-                _REASONING.clear()
-            _REASONING[key] = found
-    return found
-
-
-def _build(
-    model_id: str,
-    merged: Mapping[str, Any],
-    provenance: Mapping[str, Provenance],
-    *,
-    declared_only: bool,
-    endpoints: tuple[EndpointCaps, ...] = (),
-    routing_restricted: bool = False,
-) -> ResolvedModel:
-    sampling = _sampling_rules(merged.get("sampling", _EMPTY))
-    supported = frozenset(merged.get("supported_parameters", ()))
-    if sampling.forced_unsupported:
-        supported -= sampling.forced_unsupported
-    if sampling.forced_supported:
-        supported |= sampling.forced_supported
-    limits = merged.get("limits", _EMPTY)
-    pricing = merged.get("pricing", _EMPTY)
-    output = merged.get("structured_output", _EMPTY)
-    return ResolvedModel(
-        id=model_id,
-        supported_parameters=supported,
-        context_length=limits.get("context_length"),
-        max_completion_tokens=limits.get("max_completion_tokens"),
-        reasoning=_reasoning_caps(merged.get("reasoning", _EMPTY), "reasoning" in supported),
-        sampling=sampling,
-        dialect=str(output.get("dialect", "openai-strict")),
-        forced_tool_with_reasoning=bool(output.get("forced_tool_with_reasoning", True)),
-        provider=_copy(merged.get("provider")),
-        prompt_price=_decimal(pricing.get("prompt")),
-        completion_price=_decimal(pricing.get("completion")),
-        notes=merged.get("notes"),
-        declared_only=declared_only,
-        provenance=provenance,
-        tree=merged,
-        endpoints=endpoints,
-        routing_restricted=routing_restricted,
-    )
-
-
-def _decimal(value: Any) -> Decimal | None:
-    if value is None or isinstance(value, Decimal):
-        return value
-    return Decimal(str(value))
