@@ -7,8 +7,8 @@ it lists. The value is stored as bytes (a one-line JSON header, a newline, the b
 so reading the cache never unpickles anything.
 
 Before a new payload replaces a cached one it must pass :meth:`MetadataCache.store`'s
-integrity guard: it decodes as JSON, parses with :func:`registry.metadata.parse_models`
-or :func:`registry.metadata.parse_endpoints`, lists at least one model (endpoint), and,
+integrity guard: it decodes as JSON, parses with :func:`registry.metadata_parse.parse_models`
+or :func:`registry.metadata_parse.parse_endpoints`, lists at least one model (endpoint), and,
 for a models list, did not shrink by more than ``max_shrink`` against the cached copy.
 The comparison and the write happen in one diskcache transaction, so several processes
 refreshing at once leave one complete entry, never a mix.
@@ -32,13 +32,8 @@ from typing import Any, Literal
 from pydantic_core import from_json
 
 from registry.errors import MetadataError
-from registry.metadata import (
-    EndpointList,
-    ModelInfo,
-    parse_endpoints,
-    parse_models,
-    parse_models_json,
-)
+from registry.metadata import EndpointList, ModelInfo
+from registry.metadata_parse import parse_endpoints, parse_models, parse_models_json
 
 __all__ = [
     "CacheEntry",

@@ -22,16 +22,15 @@ from urllib.parse import unquote, urlparse
 from pydantic_core import from_json
 
 from registry.errors import MetadataError, UnknownModelError, closest
-from registry.metadata import (
-    EndpointList,
-    ModelInfo,
+from registry.metadata import EndpointList, ModelInfo
+from registry.metadata_core import LazyModels, MetadataCore, core_of, parse_core_json
+from registry.metadata_parse import (
     parse_endpoints,
     parse_endpoints_bundle,
     parse_models,
     parse_models_json,
     read_json,
 )
-from registry.metadata_core import LazyModels, MetadataCore, core_of, parse_core_json
 
 __all__ = [
     "SEED_DATE",
@@ -291,7 +290,7 @@ class ModelTables:
         Returns:
             The tables, or ``None`` when the body is not that shape, a core field is
             malformed, an id is empty, or it lists no model: then
-            :func:`~registry.metadata.parse_models` says what is wrong.
+            :func:`~registry.metadata_parse.parse_models` says what is wrong.
         """
         cores = parse_core_json(raw)
         if not cores:

@@ -88,7 +88,7 @@ def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
     Returns:
         One :class:`MetadataCore` per element, in payload order; ``None`` when the body
         is not valid JSON of that shape or a core field has an impossible type (then
-        :func:`registry.metadata.parse_models` explains what is wrong).
+        :func:`registry.metadata_parse.parse_models` explains what is wrong).
     """
     try:
         return _CORE_RESPONSE.validate_json(raw)["data"]

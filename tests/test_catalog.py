@@ -14,7 +14,8 @@ import pytest
 
 from registry.catalog import Catalog, bundled_catalog, load_catalog, load_endpoints
 from registry.errors import MetadataError, UnknownModelError
-from registry.metadata import ModelInfo, parse_models
+from registry.metadata import ModelInfo
+from registry.metadata_parse import parse_models
 from tests.conftest import OPENROUTER
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,11 +10,8 @@ import pydantic
 import pytest
 
 from registry.errors import MetadataError
-from registry.metadata import (
-    Endpoint,
-    ModelInfo,
-    Pricing,
-    ReasoningInfo,
+from registry.metadata import Endpoint, ModelInfo, Pricing, ReasoningInfo
+from registry.metadata_parse import (
     parse_endpoints,
     parse_endpoints_bundle,
     parse_models,

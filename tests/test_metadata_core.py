@@ -13,8 +13,9 @@ from registry.cache import CacheEntry, MetadataCache
 from registry.catalog import Catalog, bundled_catalog, load_catalog
 from registry.errors import MetadataError
 from registry.fetch import models_url
-from registry.metadata import ModelInfo, parse_models, read_json
+from registry.metadata import ModelInfo
 from registry.metadata_core import LazyModels, core_of, parse_core_json
+from registry.metadata_parse import parse_models, read_json
 from registry.resolver import Registry
 from registry.settings import Settings
 from registry.sources import load_metadata
