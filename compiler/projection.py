@@ -49,8 +49,9 @@ from compiler.contract import (
     thaw_json,
     walk_schema,
 )
-from compiler.dialects import (
-    Dialect,
+from compiler.dialects import Dialect
+from compiler.errors import ProjectionError
+from compiler.schema_checks import (
     LocalRefs,
     check_dialect,
     is_object_schema,
@@ -58,7 +59,6 @@ from compiler.dialects import (
     recursive_refs,
     untyped_schemas,
 )
-from compiler.errors import ProjectionError
 
 __all__ = ["WRAP_PROPERTY", "Projection", "SchemaChange", "check_dialect", "project"]
 

@@ -23,9 +23,9 @@ from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from compiler.contract import OutputContract
-from compiler.dialects import LocalRefs
 from compiler.errors import ReplyValidationError
 from compiler.projection import WRAP_PROPERTY, Projection
+from compiler.schema_checks import LocalRefs
 
 __all__ = ["parse_reply"]
 

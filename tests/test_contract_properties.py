@@ -27,11 +27,12 @@ from pydantic import BaseModel, create_model
 import compiler.projection as projection_module
 from compiler import Intent, compile_request
 from compiler.contract import OutputContract, canonical_sha256
-from compiler.dialects import DIALECTS, check_dialect
+from compiler.dialects import DIALECTS
 from compiler.instructions import extract_shown_schema
 from compiler.intent import CEILINGS
 from compiler.projection import project
 from compiler.reply import parse_reply
+from compiler.schema_checks import check_dialect
 from registry.resolver import Registry
 from tests.conftest import ROOT
 

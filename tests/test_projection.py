@@ -17,10 +17,11 @@ from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
 import compiler.projection as projection_module
 from compiler.contract import OutputContract, canonical_sha256, load_contract
-from compiler.dialects import DIALECTS, Dialect, check_dialect, get_dialect, measure
+from compiler.dialects import DIALECTS, Dialect, get_dialect
 from compiler.errors import ProjectionError
 from compiler.instructions import DEFAULT_TEMPLATE, extract_shown_schema, render_instructions
 from compiler.projection import Projection, project
+from compiler.schema_checks import check_dialect, measure
 
 HERE = Path(__file__).parent
 SHAPES = ["Order", "Coded", "Node", "Counts", "Outer"]

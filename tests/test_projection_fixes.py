@@ -18,10 +18,11 @@ import pytest
 from pydantic import BaseModel, Field
 
 from compiler import Intent, OutputContract, compile_request
-from compiler.dialects import DIALECTS, check_dialect, untyped_schemas
+from compiler.dialects import DIALECTS
 from compiler.errors import ReplyValidationError
 from compiler.projection import project
 from compiler.reply import parse_reply
+from compiler.schema_checks import check_dialect, untyped_schemas
 from registry.resolver import Registry
 from tests.conftest import ROOT
 
