@@ -4,33 +4,40 @@ An :class:`OutputContract` is built once per type (:meth:`OutputContract.from_ty
 is cached) or loaded from a ``"module:Attr"`` / ``"path.py:Attr"`` spec with
 :func:`load_contract`. Its ``schema`` is deep-frozen: every dict and list in it
 refuses mutation, so no pass can change the contract behind another's back.
-``copy.deepcopy`` (or :func:`thaw_json`) returns plain, mutable containers.
+``copy.deepcopy`` (or :func:`~compiler.frozen_json.thaw_json`) returns plain, mutable
+containers.
 
-This module also holds the small JSON helpers the projection and reply modules
-share: :func:`freeze_json`, :func:`thaw_json`, :func:`canonical_sha256` and
-:func:`subschemas`.
+The JSON helpers the projection and reply modules share live in
+:mod:`compiler.frozen_json` (frozen values, canonical hashes) and
+:mod:`compiler.schema_walk` (walking a schema's subschemas); they are re-exported here.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib
 import importlib.util
-import json
 import re
 import sys
 import threading
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import TypeAdapter
 
 from compiler.errors import ContractError
+from compiler.frozen_json import (
+    FrozenDict,
+    FrozenList,
+    canonical_sha256,
+    freeze_json,
+    thaw_json,
+)
+from compiler.schema_walk import escape_pointer, schema_slot, subschemas, walk_schema
 from registry.errors import closest
 
 __all__ = [
@@ -49,209 +56,6 @@ __all__ = [
 
 _NAME_LIMIT = 64  # OpenRouter json_schema.name: at most 64 characters of [a-zA-Z0-9_-]
 _NAME_BAD = re.compile(r"[^a-zA-Z0-9_-]+")
-
-
-# --------------------------------------------------------------------------- frozen JSON
-
-
-def _refuse(*_args: Any, **_kwargs: Any) -> NoReturn:
-    raise TypeError("this JSON value is read-only; use copy.deepcopy() for a mutable copy")
-
-
-class FrozenDict(dict[str, Any]):
-    """A JSON object that refuses mutation (still a ``dict`` for ``json`` and ``jsonschema``)."""
-
-    __slots__ = ()
-    __setitem__ = _refuse
-    __delitem__ = _refuse
-    __ior__ = _refuse
-    clear = _refuse
-    pop = _refuse
-    popitem = _refuse
-    setdefault = _refuse
-    update = _refuse
-
-    def __copy__(self) -> dict[str, Any]:
-        return dict(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (thaw_json(self),))
-
-
-class FrozenList(list[Any]):
-    """A JSON array that refuses mutation (still a ``list`` for ``json`` and ``jsonschema``)."""
-
-    __slots__ = ()
-    __setitem__ = _refuse
-    __delitem__ = _refuse
-    __iadd__ = _refuse
-    __imul__ = _refuse
-    append = _refuse
-    clear = _refuse
-    extend = _refuse
-    insert = _refuse
-    pop = _refuse
-    remove = _refuse
-    reverse = _refuse
-    sort = _refuse
-
-    def __copy__(self) -> list[Any]:
-        return list(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return [copy.deepcopy(value, memo) for value in self]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (list, (thaw_json(self),))
-
-
-def freeze_json(value: Any) -> Any:
-    """Return a deep, read-only copy of a JSON value (new containers, never aliases).
-
-    Args:
-        value: a JSON-compatible value (dicts with string keys, lists, tuples, scalars).
-
-    Returns:
-        The same value built from :class:`FrozenDict` / :class:`FrozenList`.
-
-    >>> frozen = freeze_json({"a": [1]})
-    >>> frozen["a"].append(2)
-    Traceback (most recent call last):
-    TypeError: this JSON value is read-only; use copy.deepcopy() for a mutable copy
-    """
-    if isinstance(value, Mapping):
-        return FrozenDict({str(key): freeze_json(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return FrozenList(freeze_json(item) for item in value)
-    return value
-
-
-def thaw_json(value: Any) -> Any:
-    """Return a deep, plain (mutable) copy of a JSON value.
-
-    Args:
-        value: a JSON value, frozen or not.
-
-    Returns:
-        The same value built from plain ``dict`` and ``list``.
-    """
-    if isinstance(value, Mapping):
-        return {key: thaw_json(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [thaw_json(item) for item in value]
-    return value
-
-
-def canonical_sha256(value: Any) -> str:
-    """Return the hex SHA-256 of a JSON value in canonical form.
-
-    The canonical form is ``json.dumps(value, sort_keys=True, separators=(",", ":"),
-    ensure_ascii=False)`` encoded as UTF-8, so key order and whitespace never matter.
-
-    Args:
-        value: a JSON value.
-
-    Returns:
-        64 lowercase hex digits.
-
-    >>> canonical_sha256({"b": 1, "a": 2}) == canonical_sha256({"a": 2, "b": 1})
-    True
-    """
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-_ONE_SCHEMA = frozenset({
-    "items", "additionalProperties", "not", "propertyNames", "contains", "if", "then", "else",
-    "unevaluatedItems", "unevaluatedProperties", "contentSchema",
-})
-_SCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
-_SCHEMA_MAPS = frozenset({
-    "properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
-})
-
-
-def schema_slot(key: str, value: Any) -> Literal["one", "list", "map"] | None:
-    """Say how keyword ``key`` holds subschemas: one, a list, a name map, or none (data).
-
-    Args:
-        key: a JSON Schema keyword.
-        value: its value (``items`` may be a schema or, in older drafts, a list).
-
-    Returns:
-        ``"one"``, ``"list"``, ``"map"``, or ``None`` for data keywords such as
-        ``enum``, ``const``, ``default`` or ``required``.
-
-    >>> schema_slot("anyOf", []), schema_slot("enum", [])
-    ('list', None)
-    """
-    if key in _ONE_SCHEMA and isinstance(value, Mapping | bool):
-        return "one"
-    if (key in _SCHEMA_LISTS or key == "items") and isinstance(value, list):
-        return "list"
-    if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-        return "map"
-    return None
-
-
-def subschemas(node: Mapping[str, Any]) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Yield ``(relative path, subschema)`` for every schema-valued keyword of ``node``.
-
-    Only keywords that hold schemas are followed (see :func:`schema_slot`); the
-    walk is one level deep, callers recurse.
-
-    Args:
-        node: a JSON Schema object.
-
-    Yields:
-        The path segments from ``node`` to the subschema, and the subschema
-        (a mapping or a boolean).
-
-    >>> [p for p, _ in subschemas({"properties": {"a": {}}, "enum": [{}]})]
-    [('properties', 'a')]
-    """
-    for key, value in node.items():
-        slot = schema_slot(key, value)
-        if slot == "one":
-            yield (key,), value
-        elif slot == "list":
-            for index, item in enumerate(value):
-                yield (key, str(index)), item
-        elif slot == "map":
-            for name, item in value.items():
-                yield (key, name), item
-
-
-def walk_schema(node: Any, pointer: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Yield ``(JSON Pointer, node)`` for ``node`` and every schema object below it.
-
-    Args:
-        node: a schema (booleans yield nothing).
-        pointer: the RFC 6901 pointer of ``node`` itself.
-
-    Yields:
-        Each schema object with its pointer, parents before children.
-
-    >>> [p for p, _ in walk_schema({"items": {"properties": {"a/b": {}}}})]
-    ['', '/items', '/items/properties/a~1b']
-    """
-    if not isinstance(node, Mapping):
-        return
-    yield pointer, node
-    for path, sub in subschemas(node):
-        yield from walk_schema(sub, pointer + "".join("/" + escape_pointer(p) for p in path))
-
-
-def escape_pointer(segment: str) -> str:
-    """Escape one RFC 6901 JSON Pointer segment (``~`` -> ``~0``, ``/`` -> ``~1``).
-
-    >>> escape_pointer("a/b~c")
-    'a~1b~0c'
-    """
-    return segment.replace("~", "~0").replace("/", "~1")
 
 
 # --------------------------------------------------------------------------- the contract

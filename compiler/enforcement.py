@@ -24,10 +24,10 @@ import functools
 import json
 from typing import Any
 
-from compiler.contract import canonical_sha256
 from compiler.dialects import DIALECTS, get_dialect
 from compiler.draft import Draft
 from compiler.errors import CompilerError
+from compiler.frozen_json import canonical_sha256
 from compiler.instructions import extract_shown_schema, render_instructions
 from compiler.intent import RUNGS
 from compiler.kinds import KINDS

@@ -40,17 +40,10 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
-from compiler.contract import (
-    OutputContract,
-    canonical_sha256,
-    escape_pointer,
-    freeze_json,
-    schema_slot,
-    thaw_json,
-    walk_schema,
-)
+from compiler.contract import OutputContract
 from compiler.dialects import Dialect
 from compiler.errors import ProjectionError
+from compiler.frozen_json import canonical_sha256, freeze_json, thaw_json
 from compiler.schema_checks import (
     LocalRefs,
     check_dialect,
@@ -59,6 +52,7 @@ from compiler.schema_checks import (
     recursive_refs,
     untyped_schemas,
 )
+from compiler.schema_walk import escape_pointer, schema_slot, walk_schema
 
 __all__ = ["WRAP_PROPERTY", "Projection", "SchemaChange", "check_dialect", "project"]
 
@@ -104,7 +98,7 @@ class Projection:
         schema_json: the one canonical text of ``schema``: ``json.dumps(schema,
             indent=2, ensure_ascii=False)``, keys in the order produced. Show and send this.
         sha256: hex SHA-256 of ``schema`` in compact sorted form (see
-            :func:`compiler.contract.canonical_sha256`), so it matches a hash of the
+            :func:`compiler.frozen_json.canonical_sha256`), so it matches a hash of the
             parsed ``response_format`` schema.
         changes: every rewrite, in schema order.
         wrapped_root: the property a non-object root was wrapped in (``"result"``),

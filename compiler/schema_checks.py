@@ -19,9 +19,9 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from compiler.contract import escape_pointer, subschemas, walk_schema
 from compiler.dialects import Dialect
 from compiler.errors import ProjectionError
+from compiler.schema_walk import escape_pointer, subschemas, walk_schema
 
 __all__ = [
     "LocalRefs",
