@@ -16,19 +16,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from types import MappingProxyType
 from urllib.parse import unquote, urlparse
-
-from pydantic_core import from_json
 
 from registry.errors import MetadataError, UnknownModelError, closest
 from registry.metadata import EndpointList, ModelInfo
-from registry.metadata_core import LazyModels, MetadataCore, core_of, parse_core_json
+from registry.metadata_core import MetadataCore, ModelTables, core_of
 from registry.metadata_parse import (
     parse_endpoints,
     parse_endpoints_bundle,
     parse_models,
-    parse_models_json,
     read_json,
 )
 
@@ -36,7 +32,6 @@ __all__ = [
     "SEED_DATE",
     "SEED_RESOURCE",
     "Catalog",
-    "ModelTables",
     "bundled_catalog",
     "load_catalog",
     "load_endpoints",
@@ -250,69 +245,6 @@ def _fetched_at_for(path: Path) -> str | None:
     except OSError:
         return None
     return datetime.fromtimestamp(mtime, tz=UTC).isoformat(timespec="seconds")
-
-
-def _index(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
-    """Index models by id, keeping source order; the first of duplicate ids wins."""
-    by_id: dict[str, ModelInfo] = {}
-    for model in models:
-        by_id.setdefault(model.id, model)
-    return MappingProxyType(by_id)
-
-
-@dataclass(frozen=True)
-class ModelTables:
-    """A parsed models list, ready for a :class:`Catalog`.
-
-    Attributes:
-        models: models by id in source order (first of duplicate ids kept); possibly
-            a :class:`~registry.metadata_core.LazyModels`.
-        cores: core fields by id when parsed on their own, else ``None``.
-    """
-
-    models: Mapping[str, ModelInfo]
-    cores: Mapping[str, MetadataCore] | None = None
-
-    @classmethod
-    def of(cls, models: list[ModelInfo]) -> ModelTables:
-        """Index models that are already validated."""
-        return cls(_index(models))
-
-    @classmethod
-    def from_json(cls, raw: bytes, *, source: str, hint: str = "") -> ModelTables | None:
-        """Validate the core fields of a response body now and the rest on first use.
-
-        Args:
-            raw: a ``{"data": [...]}`` body (kept until the full models are built).
-            source: names the body in error messages.
-            hint: appended to the message of a later error (e.g. how to refetch).
-
-        Returns:
-            The tables, or ``None`` when the body is not that shape, a core field is
-            malformed, an id is empty, or it lists no model: then
-            :func:`~registry.metadata_parse.parse_models` says what is wrong.
-        """
-        cores = parse_core_json(raw)
-        if not cores:
-            return None
-        by_id: dict[str, MetadataCore] = {}
-        for core in cores:
-            if not core["id"]:
-                return None
-            by_id.setdefault(core["id"], core)
-
-        def load() -> list[ModelInfo]:
-            models = parse_models_json(raw)
-            if models is not None:
-                return models
-            try:
-                return parse_models(from_json(raw), source=source)
-            except MetadataError as exc:
-                if not hint:
-                    raise
-                raise MetadataError(f"{exc} ({hint})", source=source) from exc
-
-        return cls(LazyModels(list(by_id), load), MappingProxyType(by_id))
 
 
 def _read_models(path: Path, source: str) -> ModelTables:

@@ -4,11 +4,11 @@ Resolving a model reads eight values of its ``GET /api/v1/models`` entry:
 ``supported_parameters``, ``context_length``, ``top_provider.max_completion_tokens``,
 ``reasoning.mandatory``, ``reasoning.supported_efforts``, ``reasoning.default_effort``,
 ``pricing.prompt`` and ``pricing.completion``. Validating only those (a
-:class:`MetadataCore` per model) takes about a third of the time of validating each
-whole :class:`~registry.metadata.ModelInfo`, so a catalog validates the core fields
-when it loads and the full models only when something asks for them
-(:class:`LazyModels`): ``capc compile`` and a sweep over every model never build them,
-``capc models`` and the audit's price overrides do.
+:class:`MetadataCore` per model) is several times cheaper than validating each whole
+:class:`~registry.metadata.ModelInfo`, so a catalog validates the core fields when it
+loads and the full models only when something asks for them (:class:`LazyModels`,
+assembled by :class:`ModelTables`): ``capc compile`` and a sweep over every model never
+build them, ``capc models`` and the audit's price tiers do.
 
 The core follows the rules of :mod:`registry.metadata` exactly (a negative price means
 unknown and is ``None``; prices are exact :class:`~decimal.Decimal` values in USD per
@@ -18,15 +18,20 @@ token); a test compares both parsers on every shared snapshot.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Annotated, Any, NotRequired
 
 from pydantic import BeforeValidator, TypeAdapter
+from pydantic_core import from_json
 from typing_extensions import TypedDict
 
+from registry.errors import MetadataError
 from registry.metadata import ModelInfo, is_unknown_price
+from registry.metadata_parse import parse_models, parse_models_json
 
-__all__ = ["LazyModels", "MetadataCore", "core_of", "parse_core_json"]
+__all__ = ["LazyModels", "MetadataCore", "ModelTables", "core_of", "parse_core_json"]
 
 
 def _price(value: Any) -> Any:
@@ -167,3 +172,66 @@ class LazyModels(Mapping[str, ModelInfo]):
     def built(self) -> bool:
         """Whether the full models have been built."""
         return self._models is not None
+
+
+def _index(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
+    """Index models by id, keeping source order; the first of duplicate ids wins."""
+    by_id: dict[str, ModelInfo] = {}
+    for model in models:
+        by_id.setdefault(model.id, model)
+    return MappingProxyType(by_id)
+
+
+@dataclass(frozen=True)
+class ModelTables:
+    """A parsed models list, ready for a :class:`Catalog`.
+
+    Attributes:
+        models: models by id in source order (first of duplicate ids kept); possibly
+            a :class:`~registry.metadata_core.LazyModels`.
+        cores: core fields by id when parsed on their own, else ``None``.
+    """
+
+    models: Mapping[str, ModelInfo]
+    cores: Mapping[str, MetadataCore] | None = None
+
+    @classmethod
+    def of(cls, models: list[ModelInfo]) -> ModelTables:
+        """Index models that are already validated."""
+        return cls(_index(models))
+
+    @classmethod
+    def from_json(cls, raw: bytes, *, source: str, hint: str = "") -> ModelTables | None:
+        """Validate the core fields of a response body now and the rest on first use.
+
+        Args:
+            raw: a ``{"data": [...]}`` body (kept until the full models are built).
+            source: names the body in error messages.
+            hint: appended to the message of a later error (e.g. how to refetch).
+
+        Returns:
+            The tables, or ``None`` when the body is not that shape, a core field is
+            malformed, an id is empty, or it lists no model: then
+            :func:`~registry.metadata_parse.parse_models` says what is wrong.
+        """
+        cores = parse_core_json(raw)
+        if not cores:
+            return None
+        by_id: dict[str, MetadataCore] = {}
+        for core in cores:
+            if not core["id"]:
+                return None
+            by_id.setdefault(core["id"], core)
+
+        def load() -> list[ModelInfo]:
+            models = parse_models_json(raw)
+            if models is not None:
+                return models
+            try:
+                return parse_models(from_json(raw), source=source)
+            except MetadataError as exc:
+                if not hint:
+                    raise
+                raise MetadataError(f"{exc} ({hint})", source=source) from exc
+
+        return cls(LazyModels(list(by_id), load), MappingProxyType(by_id))

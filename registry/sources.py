@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 from registry.catalog import (
     SEED_DATE,
     Catalog,
-    ModelTables,
     bundled_catalog,
     format_age,
     load_catalog,
@@ -37,6 +36,7 @@ from registry.catalog import (
 from registry.declarations import PARAMETERS
 from registry.errors import MetadataError
 from registry.metadata import EndpointList, ModelInfo
+from registry.metadata_core import ModelTables
 
 if TYPE_CHECKING:
     import httpx
@@ -158,7 +158,7 @@ def _parsed_entry(entry: CacheEntry) -> ModelTables | EndpointList | None:
 
     A models list passed the full integrity guard when it was stored, so only its core
     fields are validated now and the full models when first asked for (see
-    :class:`~registry.catalog.ModelTables`).
+    :class:`~registry.metadata_core.ModelTables`).
     """
     from registry.cache import check_payload
 
