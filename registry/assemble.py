@@ -31,12 +31,12 @@ def _ordered_efforts(values: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple(sorted(unique, key=EFFORT_RANK.__getitem__))
 
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_EMPTY: Mapping[str, Any] = MappingProxyType({})  # a default to read from, never stored
 
 
-def _copy(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """A private copy of a merged mapping; every empty one shares one read-only object."""
-    return dict(value) if value else _EMPTY
+def _copy(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A private plain-dict copy of a merged mapping (empty when absent)."""
+    return dict(value) if value else {}
 
 
 # Value objects many models share, kept once (they are frozen): the sampling rules by

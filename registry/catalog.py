@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 
 from registry.errors import MetadataError, UnknownModelError, closest
 from registry.metadata import EndpointList, ModelInfo
-from registry.metadata_core import MetadataCore, ModelTables, core_of
+from registry.metadata_core import CoreFields, LazyModels, core_of, index_models, lazy_models
 from registry.metadata_parse import (
     parse_endpoints,
     parse_endpoints_bundle,
@@ -63,8 +63,6 @@ class Catalog:
         stale: the data is known to be older than the caller wanted.
         note: one line on how the catalog was obtained when that is worth saying
             (a failed fetch, a rejected payload, offline mode); ``None`` otherwise.
-        cores: the core fields of every model by id (see :meth:`core`) when they were
-            parsed on their own; ``None`` when :attr:`models` was given whole.
 
     A catalog loaded from a file, the seed or the cache validates the core fields when
     it loads and builds :attr:`models` on its first value lookup (see
@@ -78,11 +76,8 @@ class Catalog:
     origin: str
     stale: bool = False
     note: str | None = None
-    cores: Mapping[str, MetadataCore] | None = field(
-        default=None, repr=False, hash=False, compare=False
-    )
 
-    def core(self, model_id: str) -> MetadataCore | None:
+    def core(self, model_id: str) -> CoreFields | None:
         """Return the fields of a model that resolution reads, without building the
         full :class:`ModelInfo` when the catalog was loaded lazily.
 
@@ -90,12 +85,13 @@ class Catalog:
             model_id: an OpenRouter model id.
 
         Returns:
-            The core fields (see :class:`registry.metadata_core.MetadataCore`), or
-            ``None`` when the catalog does not list the model.
+            The core fields, read-only (see :class:`registry.metadata_core.MetadataCore`
+            for the keys), or ``None`` when the catalog does not list the model.
         """
-        if self.cores is not None:
-            return self.cores.get(model_id)
-        info = self.models.get(model_id)
+        models = self.models
+        if isinstance(models, LazyModels):
+            return models.core(model_id)
+        info = models.get(model_id)
         return None if info is None else core_of(info)
 
     def get(self, model_id: str) -> ModelInfo | None:
@@ -247,17 +243,18 @@ def _fetched_at_for(path: Path) -> str | None:
     return datetime.fromtimestamp(mtime, tz=UTC).isoformat(timespec="seconds")
 
 
-def _read_models(path: Path, source: str) -> ModelTables:
-    """Read a models list file: core fields now when it is well formed, else through
-    :func:`read_json` and :func:`parse_models`, which explain what is wrong."""
+def _read_models(path: Path, source: str) -> Mapping[str, ModelInfo]:
+    """Read a models list file: core fields now when it is a well-formed
+    ``{"data": [...]}`` body, else whole through :func:`read_json` and
+    :func:`parse_models`, which explain what is wrong."""
     try:
         raw = path.read_bytes()
     except OSError:
         raw = None  # read_json raises the error that names the file
-    tables = None if raw is None else ModelTables.from_json(raw, source=source)
-    if tables is None:
-        tables = ModelTables.of(parse_models(read_json(path, source=source), source=source))
-    return tables
+    models = None if raw is None else lazy_models(raw, source=source)
+    if models is None:
+        return index_models(parse_models(read_json(path, source=source), source=source))
+    return models
 
 
 def load_catalog(location: str | Path) -> Catalog:
@@ -278,12 +275,11 @@ def load_catalog(location: str | Path) -> Catalog:
             JSON, is not a models list, or lists no models at all.
     """
     path, source = _location_to_path(location)
-    tables = _read_models(path, source)
-    if not tables.models:
+    models = _read_models(path, source)
+    if not models:
         raise MetadataError(f"{source}: the models list is empty", source=source)
     return Catalog(
-        models=tables.models,
-        cores=tables.cores,
+        models=models,
         source=source,
         fetched_at=_fetched_at_for(path),
         origin="file",
@@ -310,10 +306,9 @@ def bundled_catalog() -> Catalog:
         MetadataError: the packaged seed file is missing or corrupt (a broken install).
     """
     with importlib.resources.as_file(_seed_resource()) as path:
-        tables = _read_models(path, _SEED_SOURCE)
+        models = _read_models(path, _SEED_SOURCE)
     return Catalog(
-        models=tables.models,
-        cores=tables.cores,
+        models=models,
         source=_SEED_SOURCE,
         fetched_at=SEED_DATE,
         origin="seed",

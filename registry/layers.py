@@ -18,7 +18,7 @@ from registry.merge import Layer, merge_layers
 
 if TYPE_CHECKING:
     from registry.declarations import ModelsFile, StagesFile
-    from registry.metadata_core import MetadataCore
+    from registry.metadata_core import CoreFields
 
 __all__ = [
     "DEFAULTS",
@@ -69,7 +69,7 @@ METADATA_FIELDS: Mapping[str, str] = {
 }
 
 
-def metadata_values(core: MetadataCore) -> dict[str, Any]:
+def metadata_values(core: CoreFields) -> dict[str, Any]:
     """The metadata layer of one model: its core fields in models.yaml entry shape."""
     values: dict[str, Any] = {}
     parameters = core.get("supported_parameters")

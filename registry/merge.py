@@ -53,8 +53,8 @@ def _apply(
     tree and is copied before it is changed (copy on write)."""
     for key, value in values.items():
         current = target.get(key)
-        if type(value) is dict:
-            if type(current) is not dict:
+        if isinstance(value, dict):
+            if not isinstance(current, dict):
                 if prov is not None and key in target:
                     prov.pop(".".join((*path, key)), None)
                 current = {}
@@ -75,7 +75,7 @@ def _apply(
             continue
         here = (*path, key)
         dotted = ".".join(here)
-        if type(current) is dict:
+        if isinstance(current, dict):
             _drop_below(prov, dotted)
         if value is UNSET:
             target.pop(key, None)
@@ -173,3 +173,7 @@ class LazyProvenance(Mapping[str, Provenance]):
 
     def __repr__(self) -> str:
         return f"LazyProvenance({self._built()!r})"
+
+    def __reduce__(self) -> tuple[type[dict[str, Provenance]], tuple[dict[str, Provenance]]]:
+        # Pickled and deep-copied as the plain table: the layers hold local functions.
+        return dict, (dict(self._built()),)

@@ -7,7 +7,7 @@ Resolving a model reads eight values of its ``GET /api/v1/models`` entry:
 :class:`MetadataCore` per model) is several times cheaper than validating each whole
 :class:`~registry.metadata.ModelInfo`, so a catalog validates the core fields when it
 loads and the full models only when something asks for them (:class:`LazyModels`,
-assembled by :class:`ModelTables`): ``capc compile`` and a sweep over every model never
+made by :func:`lazy_models`): ``capc compile`` and a sweep over every model never
 build them, ``capc models`` and the audit's price tiers do.
 
 The core follows the rules of :mod:`registry.metadata` exactly (a negative price means
@@ -18,7 +18,6 @@ token); a test compares both parsers on every shared snapshot.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Annotated, Any, NotRequired
@@ -31,7 +30,15 @@ from registry.errors import MetadataError
 from registry.metadata import ModelInfo, is_unknown_price
 from registry.metadata_parse import parse_models, parse_models_json
 
-__all__ = ["LazyModels", "MetadataCore", "ModelTables", "core_of", "parse_core_json"]
+__all__ = [
+    "CoreFields",
+    "LazyModels",
+    "MetadataCore",
+    "core_of",
+    "index_models",
+    "lazy_models",
+    "parse_core_json",
+]
 
 
 def _price(value: Any) -> Any:
@@ -101,9 +108,23 @@ def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
         return None
 
 
-def core_of(info: ModelInfo) -> MetadataCore:
+CoreFields = Mapping[str, Any]
+"""Read-only core fields of one model: the keys of :class:`MetadataCore`, nested
+``top_provider``, ``reasoning`` and ``pricing`` mappings read-only too."""
+
+
+def _frozen(core: dict[str, Any]) -> CoreFields:
+    """Wrap a freshly built core (and its nested mappings) read-only, in place."""
+    for key in ("top_provider", "reasoning", "pricing"):
+        inner = core.get(key)
+        if inner is not None:
+            core[key] = MappingProxyType(inner)
+    return MappingProxyType(core)
+
+
+def core_of(info: ModelInfo) -> CoreFields:
     """Return the core fields of an already validated model (same values as parsing)."""
-    core = MetadataCore(id=info.id)
+    core: dict[str, Any] = {"id": info.id}
     fields = info.model_fields_set
     if "context_length" in fields:
         core["context_length"] = info.context_length
@@ -111,62 +132,74 @@ def core_of(info: ModelInfo) -> MetadataCore:
         core["supported_parameters"] = info.supported_parameters
     top = info.top_provider
     if top is not None:
-        core["top_provider"] = CoreTopProvider(max_completion_tokens=top.max_completion_tokens)
+        core["top_provider"] = {"max_completion_tokens": top.max_completion_tokens}
     reasoning = info.reasoning
     if reasoning is not None:
-        core["reasoning"] = CoreReasoning(
-            mandatory=reasoning.mandatory,
-            supported_efforts=reasoning.supported_efforts,
-            default_effort=reasoning.default_effort,
-        )
+        core["reasoning"] = {
+            "mandatory": reasoning.mandatory,
+            "supported_efforts": reasoning.supported_efforts,
+            "default_effort": reasoning.default_effort,
+        }
     pricing = info.pricing
     if pricing is not None:
-        core["pricing"] = CorePricing(prompt=pricing.prompt, completion=pricing.completion)
-    return core
+        core["pricing"] = {"prompt": pricing.prompt, "completion": pricing.completion}
+    return _frozen(core)
 
 
 class LazyModels(Mapping[str, ModelInfo]):
     """Models by id whose full :class:`ModelInfo` objects are built on first use.
 
-    Ids, order, ``len`` and ``in`` never build anything; the first value lookup parses
-    the whole list once (``load``) and keeps the result.
+    Holds the (read-only) core fields of every model from the start. Ids, order,
+    ``len``, ``in`` and :meth:`core` never build anything; the first value lookup
+    parses the whole list once (``load``) and keeps the result. Build one with
+    :func:`lazy_models`.
 
     Args:
-        ids: the model ids in source order (first of duplicates kept).
+        cores: core fields by id, in source order (first of duplicate ids kept).
         load: returns every model in source order.
 
     Raises:
-        MetadataError: from a lookup, when ``load`` finds a field outside the core
-            fields malformed (the message names the source, index, id and field).
+        MetadataError: from a value lookup, when ``load`` finds a field outside the
+            core fields malformed (the message names the source, index, id and field).
     """
 
-    def __init__(self, ids: list[str], load: Callable[[], list[ModelInfo]]) -> None:
-        self._ids = dict.fromkeys(ids)
+    def __init__(self, cores: Mapping[str, CoreFields], load: Callable[[], list[ModelInfo]]):
+        self._cores = cores
         self._load: Callable[[], list[ModelInfo]] | None = load
         self._models: dict[str, ModelInfo] | None = None
 
     def _built(self) -> dict[str, ModelInfo]:
-        if self._models is None:
-            assert self._load is not None
-            models: dict[str, ModelInfo] = {}
-            for model in self._load():
+        models = self._models
+        if models is None:
+            load = self._load
+            assert load is not None
+            models = {}
+            for model in load():
                 models.setdefault(model.id, model)
-            self._models, self._load = models, None
-        return self._models
+            self._models = models
+        return models
 
     def __getitem__(self, model_id: str) -> ModelInfo:
-        if model_id not in self._ids:
+        if model_id not in self._cores:
             raise KeyError(model_id)
         return self._built()[model_id]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._ids)
+        return iter(self._cores)
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._cores)
 
     def __contains__(self, model_id: object) -> bool:
-        return model_id in self._ids
+        return model_id in self._cores
+
+    def __repr__(self) -> str:
+        state = "built" if self._models is not None else "not built"
+        return f"<LazyModels: {len(self._cores)} models, {state}>"
+
+    def core(self, model_id: str) -> CoreFields | None:
+        """Return the core fields of ``model_id``, or ``None`` when it is not listed."""
+        return self._cores.get(model_id)
 
     @property
     def built(self) -> bool:
@@ -174,64 +207,48 @@ class LazyModels(Mapping[str, ModelInfo]):
         return self._models is not None
 
 
-def _index(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
-    """Index models by id, keeping source order; the first of duplicate ids wins."""
+def index_models(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
+    """Index validated models by id, keeping source order; the first of duplicates wins."""
     by_id: dict[str, ModelInfo] = {}
     for model in models:
         by_id.setdefault(model.id, model)
     return MappingProxyType(by_id)
 
 
-@dataclass(frozen=True)
-class ModelTables:
-    """A parsed models list, ready for a :class:`Catalog`.
+def lazy_models(raw: bytes, *, source: str, hint: str = "") -> LazyModels | None:
+    """Validate the core fields of a response body now and the rest on first use.
 
-    Attributes:
-        models: models by id in source order (first of duplicate ids kept); possibly
-            a :class:`~registry.metadata_core.LazyModels`.
-        cores: core fields by id when parsed on their own, else ``None``.
+    Args:
+        raw: a ``{"data": [...]}`` body as UTF-8 JSON (kept until the full models are
+            built).
+        source: names the body in error messages.
+        hint: appended to the message of a later error (e.g. how to refetch).
+
+    Returns:
+        The models, or ``None`` when the body is not that shape, a core field is
+        malformed, an id is empty, or it lists no model: then
+        :func:`~registry.metadata_parse.parse_models` says what is wrong.
     """
-
-    models: Mapping[str, ModelInfo]
-    cores: Mapping[str, MetadataCore] | None = None
-
-    @classmethod
-    def of(cls, models: list[ModelInfo]) -> ModelTables:
-        """Index models that are already validated."""
-        return cls(_index(models))
-
-    @classmethod
-    def from_json(cls, raw: bytes, *, source: str, hint: str = "") -> ModelTables | None:
-        """Validate the core fields of a response body now and the rest on first use.
-
-        Args:
-            raw: a ``{"data": [...]}`` body (kept until the full models are built).
-            source: names the body in error messages.
-            hint: appended to the message of a later error (e.g. how to refetch).
-
-        Returns:
-            The tables, or ``None`` when the body is not that shape, a core field is
-            malformed, an id is empty, or it lists no model: then
-            :func:`~registry.metadata_parse.parse_models` says what is wrong.
-        """
-        cores = parse_core_json(raw)
-        if not cores:
+    cores = parse_core_json(raw)
+    if not cores:
+        return None
+    by_id: dict[str, CoreFields] = {}
+    for core in cores:
+        model_id = core["id"]
+        if not model_id:
             return None
-        by_id: dict[str, MetadataCore] = {}
-        for core in cores:
-            if not core["id"]:
-                return None
-            by_id.setdefault(core["id"], core)
+        if model_id not in by_id:
+            by_id[model_id] = _frozen(dict(core))
 
-        def load() -> list[ModelInfo]:
-            models = parse_models_json(raw)
-            if models is not None:
-                return models
-            try:
-                return parse_models(from_json(raw), source=source)
-            except MetadataError as exc:
-                if not hint:
-                    raise
-                raise MetadataError(f"{exc} ({hint})", source=source) from exc
+    def load() -> list[ModelInfo]:
+        models = parse_models_json(raw)
+        if models is not None:
+            return models
+        try:
+            return parse_models(from_json(raw), source=source)
+        except MetadataError as exc:
+            if not hint:
+                raise
+            raise MetadataError(f"{exc} ({hint})", source=source) from exc
 
-        return cls(LazyModels(list(by_id), load), MappingProxyType(by_id))
+    return LazyModels(MappingProxyType(by_id), load)

@@ -188,14 +188,18 @@ def parse_models_json(raw: bytes) -> list[ModelInfo] | None:
 
     Returns:
         The models in payload order, or ``None`` when the body is not valid JSON in
-        that shape (another shape, a bad field, a bare array): decode it and call
+        that shape (another shape, a bad field, an empty id, a bare array): decode it
+        and call
         :func:`parse_models`, which accepts every shape it does and explains a problem
         precisely.
     """
     try:
-        return _ModelsResponse.model_validate_json(raw).data
+        models = _ModelsResponse.model_validate_json(raw).data
     except ValueError:  # pydantic's ValidationError included
         return None
+    if not all(model.id for model in models):
+        return None  # an empty id: parse_models names the element
+    return models
 
 
 _ENDPOINTS_EXPECTED = "an /endpoints response: an object with a 'data' object holding 'endpoints'"

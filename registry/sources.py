@@ -18,7 +18,7 @@ from either function; what happened is said in one line (``Catalog.note``, or th
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -36,7 +36,7 @@ from registry.catalog import (
 from registry.declarations import PARAMETERS
 from registry.errors import MetadataError
 from registry.metadata import EndpointList, ModelInfo
-from registry.metadata_core import ModelTables
+from registry.metadata_core import index_models, lazy_models
 
 if TYPE_CHECKING:
     import httpx
@@ -146,37 +146,37 @@ class _Attempt:
 
     def __init__(self) -> None:
         self.entry: CacheEntry | None = None
-        self.parsed: ModelTables | EndpointList | None = None
+        self.parsed: Mapping[str, ModelInfo] | EndpointList | None = None
         self.origin = ""
         self.stale = False
         self.fetched_at: datetime | None = None
         self.note: str | None = None
 
 
-def _parsed_entry(entry: CacheEntry) -> ModelTables | EndpointList | None:
+def _parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | None:
     """Parse a cached entry again; ``None`` (logged) when it no longer parses.
 
     A models list passed the full integrity guard when it was stored, so only its core
     fields are validated now and the full models when first asked for (see
-    :class:`~registry.metadata_core.ModelTables`).
+    :func:`~registry.metadata_core.lazy_models`).
     """
     from registry.cache import check_payload
 
     if entry.kind == "models":
         hint = "cached copy; `capc refresh` fetches a new one, `capc cache clear` drops it"
-        tables = ModelTables.from_json(entry.payload, source=entry.source, hint=hint)
-        if tables is not None:
-            return tables
+        models = lazy_models(entry.payload, source=entry.source, hint=hint)
+        if models is not None:
+            return models
     try:
         parsed = check_payload(entry.kind, entry.payload, source=entry.source)
     except MetadataError as exc:
         _log.warning("cached copy of %s no longer parses (%s); ignored", entry.source, exc)
         return None
-    return ModelTables.of(parsed) if isinstance(parsed, list) else parsed
+    return _indexed(parsed)
 
 
-def _tables(parsed: list[ModelInfo] | EndpointList) -> ModelTables | EndpointList:
-    return ModelTables.of(parsed) if isinstance(parsed, list) else parsed
+def _indexed(parsed: list[ModelInfo] | EndpointList) -> Mapping[str, ModelInfo] | EndpointList:
+    return index_models(parsed) if isinstance(parsed, list) else parsed
 
 
 def _obtain(
@@ -243,12 +243,12 @@ def _obtain(
                     problem = f"fetched {what} rejected: {exc.reason}"
                 except CacheError as exc:
                     # The payload is good (it parsed) but could not be written: serve it.
-                    result.parsed = _tables(check_payload(kind, fetched.content, source=key))
+                    result.parsed = _indexed(check_payload(kind, fetched.content, source=key))
                     result.origin, result.fetched_at = "fetch", fetched.fetched_at
                     result.note = f"fetched {what}; not cached ({exc})"
                     return result
                 else:
-                    result.parsed, result.origin = _tables(new), "fetch"
+                    result.parsed, result.origin = _indexed(new), "fetch"
                     result.fetched_at = fetched.fetched_at
                     if fetched.attempts > 1:
                         result.note = f"fetched {what} after {fetched.attempts} attempts"
@@ -331,7 +331,7 @@ def load_metadata(
         progress=progress,
         refresh=refresh,
     )
-    if not isinstance(got.parsed, ModelTables):
+    if got.parsed is None or isinstance(got.parsed, EndpointList):
         seed = bundled_catalog()
         note = f"{got.note}; no usable cached copy, using the bundled seed (as of {SEED_DATE})"
         if settings.offline:
@@ -342,8 +342,7 @@ def load_metadata(
         _log.log(logging.WARNING if got.stale else logging.INFO, "%s", got.note)
     assert got.fetched_at is not None
     catalog = Catalog(
-        models=got.parsed.models,
-        cores=got.parsed.cores,
+        models=got.parsed,
         source=url,
         fetched_at=got.fetched_at.isoformat(timespec="seconds"),
         origin=got.origin,

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from registry.cache import CacheEntry, MetadataCache
+from registry.cache import CacheEntry, MetadataCache, RejectedPayload, check_payload
 from registry.catalog import Catalog, bundled_catalog, load_catalog
-from registry.errors import MetadataError
+from registry.errors import MetadataError, UnknownModelError
 from registry.fetch import models_url
 from registry.metadata import ModelInfo
 from registry.metadata_core import LazyModels, core_of, parse_core_json
-from registry.metadata_parse import parse_models, read_json
+from registry.metadata_parse import parse_models, parse_models_json, read_json
 from registry.resolver import Registry
 from registry.settings import Settings
 from registry.sources import load_metadata
@@ -31,7 +31,7 @@ def _eager(catalog: Catalog, path: Path) -> Catalog:
     by_id: dict[str, ModelInfo] = {}
     for model in models:
         by_id.setdefault(model.id, model)
-    return dataclasses.replace(catalog, models=by_id, cores=None)
+    return dataclasses.replace(catalog, models=by_id)
 
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: p.name)
@@ -40,7 +40,7 @@ def test_core_fields_resolve_like_full_models(path: Path) -> None:
     provenance, prices) from the core fields as from whole ModelInfo objects, and
     resolving them all builds no ModelInfo."""
     lazy = load_catalog(path)
-    assert isinstance(lazy.models, LazyModels) and lazy.cores is not None
+    assert isinstance(lazy.models, LazyModels)
     eager = _eager(lazy, path)
     from_core, from_full = Registry(catalog=lazy), Registry(catalog=eager)
     for model_id in lazy.ids():
@@ -128,7 +128,7 @@ def test_lazy_models_mapping() -> None:
         calls.append(1)
         return [first, ModelInfo(id="c/d"), ModelInfo(id="a/b", name="second")]
 
-    models = LazyModels(["a/b", "c/d"], load)
+    models = LazyModels({"a/b": {"id": "a/b"}, "c/d": {"id": "c/d"}}, load)
     assert list(models) == ["a/b", "c/d"] and len(models) == 2 and "c/d" in models
     assert "x/y" not in models and not models.built and calls == []
     assert models["a/b"] is first
@@ -157,5 +157,42 @@ def test_a_cached_copy_that_no_longer_parses_says_how_to_refetch(tmp_path: Path)
 def test_fixture_without_data_key_loads_eagerly() -> None:
     """A bare array (which the core parser does not take) loads whole, as before."""
     catalog = load_catalog(FIXTURES / "models-bare-list.json")
-    assert catalog.cores is None and not isinstance(catalog.models, LazyModels)
+    assert not isinstance(catalog.models, LazyModels)
     assert catalog.core(catalog.ids()[0]) is not None
+
+
+def test_replacing_the_models_replaces_what_resolves() -> None:
+    """A catalog derived with dataclasses.replace(models=...) resolves from its new models
+    only: no core field of the old ones survives the swap."""
+    catalog = bundled_catalog()
+    mini = catalog.models["openai/gpt-4o-mini"].model_copy(update={"context_length": 1000})
+    derived = dataclasses.replace(catalog, models={"openai/gpt-4o-mini": mini})
+    registry = Registry(catalog=derived)
+    assert registry.resolve("openai/gpt-4o-mini").context_length == 1000
+    with pytest.raises(UnknownModelError):
+        registry.resolve("anthropic/claude-sonnet-4.5")
+
+
+def test_core_fields_are_read_only() -> None:
+    """Catalog.core hands out read-only mappings, so no caller can change what later
+    resolutions (of the process-wide seed, say) read."""
+    core = bundled_catalog().core("openai/gpt-4o-mini")
+    assert core is not None
+    with pytest.raises(TypeError):
+        core["context_length"] = 5  # type: ignore[index]
+    with pytest.raises(TypeError):
+        core["pricing"]["prompt"] = 0  # type: ignore[index]
+    assert Registry(catalog=bundled_catalog()).resolve("openai/gpt-4o-mini").context_length \
+        == bundled_catalog().models["openai/gpt-4o-mini"].context_length
+
+
+def test_an_empty_id_is_rejected_on_every_path(tmp_path: Path) -> None:
+    """The integrity guard, the one-pass parser and a file load all refuse an empty id."""
+    body = b'{"data": [{"id": ""}, {"id": "a/b"}]}'
+    assert parse_models_json(body) is None
+    with pytest.raises(RejectedPayload, match="no string 'id'"):
+        check_payload("models", body, source="u")
+    path = tmp_path / "models.json"
+    path.write_bytes(body)
+    with pytest.raises(MetadataError, match="no string 'id'"):
+        load_catalog(path)

@@ -194,3 +194,46 @@ def test_unknown_provider_slug_suggests_close_ones(tmp_path: Path) -> None:
     registry = _with_endpoints(registry_with(tmp_path, "models: {}\n"))
     with pytest.raises(RoutingError, match="'fast'"):
         registry.resolve(MODEL, provider={"only": ["fats"]})
+
+
+def test_resolved_models_pickle_copy_and_serialise(tmp_path: Path) -> None:
+    """A resolved model (lazy provenance, shared sampling rules, empty mappings included)
+    pickles, deep-copies and converts with dataclasses.asdict to equal values, and its
+    empty mappings are plain JSON-serialisable dicts."""
+    import copy
+    import dataclasses
+    import json
+    import pickle
+
+    model = registry_with(
+        tmp_path, "models:\n  'acme/*':\n    limits:\n      max_completion_tokens: 4000\n"
+    ).resolve(MODEL)
+    for clone in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+        assert clone == model
+        assert clone.source_of("limits.max_completion_tokens") == \
+            model.source_of("limits.max_completion_tokens")
+    flat = dataclasses.asdict(model)
+    assert dict(flat["provenance"]) == dict(model.provenance)
+    assert flat["sampling"]["ranges"] == dict(model.sampling.ranges)
+    assert json.dumps([model.provider, model.sampling.fixed, model.reasoning.effort_budgets,
+                       model.sampling.fixed_while_reasoning]) == "[{}, {}, {}, {}]"
+
+
+def test_caller_routing_given_as_a_dict_subclass_merges_key_by_key(tmp_path: Path) -> None:
+    """A caller's provider object built from OrderedDicts merges into the declared one key
+    by key, like a plain dict, and is copied rather than kept by reference."""
+    from collections import OrderedDict
+
+    registry = registry_with(
+        tmp_path,
+        "models:\n  'acme/*':\n    provider:\n      sort:\n        by: price\n"
+        "        partition: model\n",
+    )
+    wanted = OrderedDict(sort=OrderedDict(by="latency"))
+    model = registry.resolve(MODEL, provider=wanted)
+    assert model.provider["sort"] == {"by": "latency", "partition": "model"}
+    assert model.provider["sort"] is not wanted["sort"]
+    by = model.source_of("provider.sort.by")
+    partition = model.source_of("provider.sort.partition")
+    assert by is not None and by.layer == "caller"
+    assert partition is not None and partition.layer == "models.yaml"
