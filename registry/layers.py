@@ -70,11 +70,15 @@ METADATA_FIELDS: Mapping[str, str] = {
 
 
 def metadata_values(core: CoreFields) -> dict[str, Any]:
-    """The metadata layer of one model: its core fields in models.yaml entry shape."""
+    """The metadata layer of one model: its core fields in models.yaml entry shape.
+
+    Lists are given as the core's tuples (the merge copies them into lists), so the
+    layer, which a resolved model keeps for its provenance, holds no mutable list.
+    """
     values: dict[str, Any] = {}
     parameters = core.get("supported_parameters")
     if parameters is not None:
-        values["supported_parameters"] = list(parameters)
+        values["supported_parameters"] = tuple(parameters)
     limits: dict[str, Any] = {}
     context_length = core.get("context_length")
     if context_length:
@@ -89,7 +93,7 @@ def metadata_values(core: CoreFields) -> dict[str, Any]:
         reasoning: dict[str, Any] = {"can_disable": not published.get("mandatory", False)}
         efforts = published.get("supported_efforts")
         if efforts is not None:
-            reasoning["efforts"] = list(efforts)
+            reasoning["efforts"] = tuple(efforts)
         if published.get("default_effort") is not None:
             reasoning["default_effort"] = published["default_effort"]
         values["reasoning"] = reasoning
