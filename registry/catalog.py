@@ -20,7 +20,14 @@ from urllib.parse import unquote, urlparse
 
 from registry.errors import MetadataError, UnknownModelError, closest
 from registry.metadata import EndpointList, ModelInfo
-from registry.metadata_core import CoreFields, LazyModels, core_of, index_models, lazy_models
+from registry.metadata_core import (
+    CoreFields,
+    LazyModels,
+    core_of,
+    index_models,
+    lazy_models,
+    read_only,
+)
 from registry.metadata_parse import (
     parse_endpoints,
     parse_endpoints_bundle,
@@ -88,9 +95,15 @@ class Catalog:
             The core fields, read-only (see :class:`registry.metadata_core.MetadataCore`
             for the keys), or ``None`` when the catalog does not list the model.
         """
+        found = self._core(model_id)
+        return None if found is None else read_only(found)
+
+    def _core(self, model_id: str) -> CoreFields | None:
+        """:meth:`core` without the read-only view, for this package's resolver (which
+        only reads it)."""
         models = self.models
         if isinstance(models, LazyModels):
-            return models.core(model_id)
+            return models._stored_core(model_id)
         info = models.get(model_id)
         return None if info is None else core_of(info)
 

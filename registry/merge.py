@@ -132,8 +132,29 @@ def merge_values(base: Mapping[str, Any], layers: Sequence[Layer]) -> dict[str, 
     merged = dict(base)
     owned = {id(merged)}
     for layer in layers:
-        _apply(merged, layer.values, layer, (), None, owned)
+        _apply_values(merged, layer.values, owned)
     return merged
+
+
+def _apply_values(target: dict[str, Any], values: Mapping[str, Any], owned: set[int]) -> None:
+    """:func:`_apply` without provenance (copy on write against ``owned``): the hot path
+    of every resolution, so kept to the few checks it needs."""
+    for key, value in values.items():
+        if isinstance(value, dict):
+            current = target.get(key)
+            if not isinstance(current, dict):
+                current = target[key] = {}
+                owned.add(id(current))
+            elif id(current) not in owned:
+                current = target[key] = dict(current)
+                owned.add(id(current))
+            _apply_values(current, value, owned)
+        elif value is UNSET:
+            target.pop(key, None)
+        elif type(value) in (list, tuple):
+            target[key] = list(value)
+        else:
+            target[key] = value
 
 
 class LazyProvenance(Mapping[str, Provenance]):

@@ -38,6 +38,7 @@ __all__ = [
     "index_models",
     "lazy_models",
     "parse_core_json",
+    "read_only",
 ]
 
 
@@ -109,21 +110,22 @@ def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
 
 
 CoreFields = Mapping[str, Any]
-"""Read-only core fields of one model: the keys of :class:`MetadataCore`, nested
-``top_provider``, ``reasoning`` and ``pricing`` mappings read-only too."""
+"""Core fields of one model: the keys of :class:`MetadataCore`."""
 
 
-def _frozen(core: dict[str, Any]) -> CoreFields:
-    """Wrap a freshly built core (and its nested mappings) read-only, in place."""
+def read_only(core: Mapping[str, Any]) -> CoreFields:
+    """Return a read-only view of core fields (nested mappings read-only too)."""
+    view = dict(core)
     for key in ("top_provider", "reasoning", "pricing"):
-        inner = core.get(key)
+        inner = view.get(key)
         if inner is not None:
-            core[key] = MappingProxyType(inner)
-    return MappingProxyType(core)
+            view[key] = MappingProxyType(inner)
+    return MappingProxyType(view)
 
 
-def core_of(info: ModelInfo) -> CoreFields:
-    """Return the core fields of an already validated model (same values as parsing)."""
+def core_of(info: ModelInfo) -> dict[str, Any]:
+    """Return the core fields of an already validated model (same values as parsing),
+    as a new mapping the caller owns."""
     core: dict[str, Any] = {"id": info.id}
     fields = info.model_fields_set
     if "context_length" in fields:
@@ -143,13 +145,13 @@ def core_of(info: ModelInfo) -> CoreFields:
     pricing = info.pricing
     if pricing is not None:
         core["pricing"] = {"prompt": pricing.prompt, "completion": pricing.completion}
-    return _frozen(core)
+    return core
 
 
 class LazyModels(Mapping[str, ModelInfo]):
     """Models by id whose full :class:`ModelInfo` objects are built on first use.
 
-    Holds the (read-only) core fields of every model from the start. Ids, order,
+    Holds the core fields of every model from the start. Ids, order,
     ``len``, ``in`` and :meth:`core` never build anything; the first value lookup
     parses the whole list once (``load``) and keeps the result. Build one with
     :func:`lazy_models`.
@@ -198,7 +200,14 @@ class LazyModels(Mapping[str, ModelInfo]):
         return f"<LazyModels: {len(self._cores)} models, {state}>"
 
     def core(self, model_id: str) -> CoreFields | None:
-        """Return the core fields of ``model_id``, or ``None`` when it is not listed."""
+        """Return the core fields of ``model_id`` (read-only), or ``None`` when it is not
+        listed."""
+        found = self._cores.get(model_id)
+        return None if found is None else read_only(found)
+
+    def _stored_core(self, model_id: str) -> CoreFields | None:
+        """The stored core fields themselves, for this package's resolver (which only
+        reads them); everyone else gets :meth:`core`'s read-only view."""
         return self._cores.get(model_id)
 
     @property
@@ -238,7 +247,7 @@ def lazy_models(raw: bytes, *, source: str, hint: str = "") -> LazyModels | None
         if not model_id:
             return None
         if model_id not in by_id:
-            by_id[model_id] = _frozen(dict(core))
+            by_id[model_id] = core
 
     def load() -> list[ModelInfo]:
         models = parse_models_json(raw)

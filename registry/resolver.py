@@ -273,7 +273,7 @@ class Registry:
     def _resolve(
         self, model_id: str, stage: str | None, provider: Mapping[str, Any] | None
     ) -> ResolvedModel:
-        info = self.catalog.core(model_id)
+        info = self.catalog._core(model_id)
         models = {} if self.models_file is None else self.models_file.models
         exact = models.get(model_id)
         declared_whole = exact is not None and exact.supported_parameters is not None

@@ -133,7 +133,7 @@ def _log_unknown_parameters(lists: Iterable[Iterable[str] | None], source: str) 
 def _parameter_lists(catalog: Catalog) -> Iterator[tuple[str, ...] | None]:
     """Every model's ``supported_parameters`` (from the core fields: builds nothing)."""
     for model_id in catalog.models:
-        core = catalog.core(model_id)
+        core = catalog._core(model_id)
         yield None if core is None else core.get("supported_parameters")
 
 
