@@ -11,9 +11,7 @@ Python's import cache:
 2. ``Registry.resolve(model_id)`` for every model in it, with no YAML declarations.
 
 Each round's catalog and registry are freed after its timing ends, so no round pays
-for tearing down the previous one. The rounds follow a first load, timed on its own:
-that one also opens the cache's SQLite database, which then stays open for the rest of
-the process (see ``registry/cache_handles.py``), as in any process that loads twice.
+for tearing down the previous one.
 
 Usage, from the repository root::
 
@@ -73,11 +71,6 @@ def main(argv: list[str] | None = None) -> int:
                 fetched_at=datetime.now(UTC),
                 max_shrink=settings.max_shrink,
             )
-        start = time.perf_counter()
-        first = load_metadata(settings=settings)
-        first_ms = (time.perf_counter() - start) * 1000
-        assert first.origin == "cache", first.note
-        del first
         count = 0
         for _ in range(args.rounds):
             start = time.perf_counter()
@@ -96,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
             del catalog, registry
     total = [a + b for a, b in zip(load_ms, resolve_ms, strict=True)]
     print(f"snapshot: {args.snapshot.name} ({len(payload)} bytes, {count} models)")
-    print(f"first load in this process (opens the cache database): {first_ms:.1f} ms")
     steps = (("load from cache", load_ms), ("resolve all", resolve_ms), ("total", total))
     for name, values in steps:
         best, median = min(values), statistics.median(values)

@@ -244,10 +244,10 @@ class MetadataCache:
 
     def _open(self) -> Any:
         if self._cache is None:
-            from registry.cache_handles import shared_cache
+            import diskcache
 
             with self._errors("open"):
-                self._cache = shared_cache(self.directory, timeout=_SQLITE_TIMEOUT)
+                self._cache = diskcache.Cache(str(self.directory), timeout=_SQLITE_TIMEOUT)
         return self._cache
 
     @contextmanager
@@ -263,9 +263,10 @@ class MetadataCache:
             ) from exc
 
     def close(self) -> None:
-        """Release the database (it stays open for the process's next use, see
-        :mod:`registry.cache_handles`; the cache can be used again after this)."""
-        self._cache = None
+        """Close the underlying database connection (the cache can be reopened)."""
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
 
     def __enter__(self) -> MetadataCache:
         return self
