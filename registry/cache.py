@@ -292,6 +292,12 @@ class MetadataCache:
         cache = self._open()
         with self._errors("read"):
             blob = cache.get(url)
+            if blob is None and url in cache:
+                # A concurrent store replaced the entry's file between diskcache reading
+                # its row and its file, which diskcache reports as a miss: read again
+                # while holding the write lock.
+                with cache.transact():
+                    blob = cache.get(url)
         if blob is None:
             return None
         if not isinstance(blob, bytes):

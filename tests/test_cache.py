@@ -203,3 +203,36 @@ def test_two_processes_refreshing_concurrently(
     with MetadataCache(cache_dir) as cache:
         [entry] = cache.entries()
     assert entry.payload in (full, most)
+
+
+def test_reads_during_a_concurrent_store_never_miss(tmp_path: Path) -> None:
+    """While another thread keeps replacing the entry (a body large enough for diskcache
+    to keep in its own file), every read returns one of the stored entries, never None
+    (diskcache reports a file replaced under a reader as a miss; the read is retried)."""
+    import threading
+
+    seed = json.loads(SEED_MODELS.read_bytes())["data"]
+    bodies = [json.dumps({"data": seed[: 40 + k]}).encode() for k in range(3)]
+    url = "https://openrouter.ai/api/v1/models"
+    with MetadataCache(tmp_path) as cache:
+        cache.store(url, bodies[0], kind="models", fetched_at=datetime.now(UTC), max_shrink=1)
+    stop = threading.Event()
+
+    def refresh() -> None:
+        with MetadataCache(tmp_path) as writer:
+            index = 0
+            while not stop.is_set():
+                index += 1
+                writer.store(url, bodies[index % 3], kind="models",
+                             fetched_at=datetime.now(UTC), max_shrink=1)
+
+    thread = threading.Thread(target=refresh)
+    thread.start()
+    try:
+        with MetadataCache(tmp_path) as reader:
+            counts = [entry.count if (entry := reader.get(url)) else None for _ in range(300)]
+    finally:
+        stop.set()
+        thread.join()
+    assert None not in counts
+    assert set(counts) <= {40, 41, 42}
