@@ -183,6 +183,8 @@ class ResolvedModel:
         declared_only: the model is absent from metadata and declared whole in YAML.
         provenance: dotted capability path -> where its value came from.
         tree: the merged capability document (nested, models.yaml entry shape).
+            Read-only: nested mappings no layer changed are shared with every other
+            model of the process (the built-in defaults), so changing one changes all.
         endpoints: the endpoints that may serve the request (all published endpoints,
             or those the routing allows); empty when no endpoint data is loaded.
         routing_restricted: the ``provider`` object limits the endpoints, so the
