@@ -45,17 +45,18 @@ def _apply(
     values: Mapping[str, Any],
     layer: Layer,
     path: Path,
-    prov: dict[str, Provenance] | None,
+    prov: dict[str, Provenance],
     owned: set[int] | None = None,
 ) -> None:
-    """Merge ``values`` into ``target``, recording provenance in ``prov`` unless it is
-    ``None``. With ``owned``, a nested dict whose id is not in it is shared with a base
-    tree and is copied before it is changed (copy on write)."""
+    """Merge ``values`` into ``target``, recording each leaf's provenance in ``prov``.
+    With ``owned``, a nested dict whose id is not in it is shared with a base tree and
+    is copied before it is changed (copy on write); :func:`_apply_values` is the same
+    without provenance."""
     for key, value in values.items():
         current = target.get(key)
         if isinstance(value, dict):
             if not isinstance(current, dict):
-                if prov is not None and key in target:
+                if key in target:
                     prov.pop(".".join((*path, key)), None)
                 current = {}
                 target[key] = current
@@ -66,12 +67,6 @@ def _apply(
                 target[key] = current
                 owned.add(id(current))
             _apply(current, value, layer, (*path, key), prov, owned)
-            continue
-        if prov is None:
-            if value is UNSET:
-                target.pop(key, None)
-            else:
-                target[key] = list(value) if type(value) in (list, tuple) else value
             continue
         here = (*path, key)
         dotted = ".".join(here)

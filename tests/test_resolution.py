@@ -237,3 +237,25 @@ def test_caller_routing_given_as_a_dict_subclass_merges_key_by_key(tmp_path: Pat
     partition = model.source_of("provider.sort.partition")
     assert by is not None and by.layer == "caller"
     assert partition is not None and partition.layer == "models.yaml"
+
+
+def test_shared_sampling_rules_never_cross_models(tmp_path: Path) -> None:
+    """Models without sampling declarations share one rules object; a model with its own
+    declaration gets its own, whichever is resolved first."""
+    other = "acme/widget-2"
+    (tmp_path / "models.yaml").write_text(
+        f"models:\n  {MODEL}:\n    sampling:\n      fixed:\n        temperature: 1.0\n"
+    )
+    for order in ((MODEL, other, "acme/widget-3"), ("acme/widget-3", other, MODEL)):
+        catalog = Catalog(
+            models={m: ModelInfo.model_validate({**PUBLISHED, "id": m})
+                    for m in (MODEL, other, "acme/widget-3")},
+            source="test.json", fetched_at="2026-08-19", origin="file",
+        )
+        registry = Registry(catalog=catalog,
+                            models_file=load_models_file(tmp_path / "models.yaml"))
+        resolved = {m: registry.resolve(m) for m in order}
+        assert resolved[MODEL].sampling.fixed == {"temperature": 1.0}
+        assert resolved[other].sampling.fixed == {}
+        assert resolved[other].sampling is resolved["acme/widget-3"].sampling
+        assert resolved[MODEL].sampling is not resolved[other].sampling
