@@ -17,6 +17,7 @@ token); a test compares both parsers on every shared snapshot.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from types import MappingProxyType
@@ -89,7 +90,10 @@ class _CoreResponse(TypedDict):
     data: list[MetadataCore]
 
 
-_CORE_RESPONSE: TypeAdapter[_CoreResponse] = TypeAdapter(_CoreResponse)
+@functools.cache
+def _core_response() -> TypeAdapter[_CoreResponse]:
+    """The validator of the core fields, built on first use (not at import)."""
+    return TypeAdapter(_CoreResponse)
 
 
 def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
@@ -104,7 +108,7 @@ def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
         :func:`registry.metadata_parse.parse_models` explains what is wrong).
     """
     try:
-        return _CORE_RESPONSE.validate_json(raw)["data"]
+        return _core_response().validate_json(raw)["data"]
     except ValueError:  # pydantic's ValidationError included
         return None
 
