@@ -3,8 +3,11 @@
 Entries are kept in a :mod:`diskcache` directory (SQLite plus files), keyed by the
 source URL. Each entry holds the raw response body, when it was fetched, the source URL,
 what it is (a models list or one model's endpoints) and how many models or endpoints
-it lists. The value is stored as bytes (a one-line JSON header, a newline, the body),
-so reading the cache never unpickles anything.
+it lists. The value is stored as bytes (a one-line JSON header, a newline, then the
+body), so reading the cache never unpickles anything. A models list also keeps its core
+fields (:func:`registry.metadata_core.core_json`, about a sixth of the bytes) between
+the header and the body, each part with its own SHA-256, so a load reads those instead
+of scanning the whole body; entries written without them (format 1) are still read.
 
 Before a new payload replaces a cached one it must pass :meth:`MetadataCache.store`'s
 integrity guard: it decodes as JSON, parses with :func:`registry.metadata_parse.parse_models`
@@ -33,6 +36,7 @@ from pydantic_core import from_json
 
 from registry.errors import MetadataError
 from registry.metadata import EndpointList, ModelInfo
+from registry.metadata_core import CORE_FORMAT, core_json
 from registry.metadata_parse import parse_endpoints, parse_models, parse_models_json
 
 __all__ = [
@@ -49,7 +53,8 @@ _log = logging.getLogger(__name__)
 Kind = Literal["models", "endpoints"]
 """What a cached payload is: a models list or one model's ``/endpoints`` response."""
 
-_FORMAT = 1
+_FORMAT = 2
+_READABLE_FORMATS = (1, 2)  # format 1: no core part
 _SQLITE_TIMEOUT = 30.0  # seconds another process may hold the cache's write lock
 
 
@@ -80,6 +85,10 @@ class CacheEntry:
         fetched_at: when it was fetched (UTC).
         count: models (for a models list) or endpoints it lists.
         payload: the response body as received (decoded from gzip).
+        core: for a models list, the core fields of ``payload`` as
+            :func:`registry.metadata_core.core_json` wrote them; ``None`` for endpoints,
+            for entries stored before this part existed, and when the stored part was
+            written for another version of the core fields.
     """
 
     source: str
@@ -87,6 +96,7 @@ class CacheEntry:
     fetched_at: datetime
     count: int
     payload: bytes
+    core: bytes | None = None
 
     def age(self, now: datetime | None = None) -> timedelta:
         """Return how long ago the payload was fetched.
@@ -113,8 +123,9 @@ class CacheEntry:
         return self.age(now).total_seconds() < ttl
 
     def to_bytes(self) -> bytes:
-        """Encode the entry as stored: a JSON header line, then the payload."""
-        header = {
+        """Encode the entry as stored: a JSON header line, the core part (if any), then
+        the payload."""
+        header: dict[str, object] = {
             "format": _FORMAT,
             "source": self.source,
             "kind": self.kind,
@@ -122,7 +133,15 @@ class CacheEntry:
             "count": self.count,
             "sha256": hashlib.sha256(self.payload).hexdigest(),
         }
-        return json.dumps(header, separators=(",", ":")).encode() + b"\n" + self.payload
+        core = self.core if self.core is not None else b""
+        if self.core is not None:
+            header["core"] = {
+                "format": CORE_FORMAT,
+                "length": len(core),
+                "sha256": hashlib.sha256(core).hexdigest(),
+            }
+        head = json.dumps(header, separators=(",", ":")).encode()
+        return head + b"\n" + core + self.payload
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> CacheEntry:
@@ -138,12 +157,26 @@ class CacheEntry:
             ValueError: the bytes are not an entry of this format or the payload does
                 not match its checksum.
         """
-        head, sep, payload = blob.partition(b"\n")
-        if not sep:
+        end = blob.find(b"\n")
+        if end < 0:
             raise ValueError("no header line")
-        header = json.loads(head)
-        if not isinstance(header, dict) or header.get("format") != _FORMAT:
+        header = json.loads(blob[:end])
+        start = end + 1  # where the core part (if any) or the payload begins
+        if not isinstance(header, dict) or header.get("format") not in _READABLE_FORMATS:
             raise ValueError("unknown entry format")
+        core: bytes | None = None
+        core_header = header.get("core")
+        if core_header is not None:
+            length = int(core_header["length"])
+            if not 0 <= length <= len(blob) - start:
+                raise ValueError("core part longer than the entry")
+            core = blob[start : start + length]
+            start += length
+            if hashlib.sha256(core).hexdigest() != core_header.get("sha256"):
+                raise ValueError("core part does not match its checksum")
+            if core_header.get("format") != CORE_FORMAT:
+                core = None  # written for other core fields: read the payload instead
+        payload = blob[start:]  # one copy of the body, however large
         if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
             raise ValueError("payload does not match its checksum")
         kind = header["kind"]
@@ -158,6 +191,7 @@ class CacheEntry:
             fetched_at=fetched_at,
             count=int(header["count"]),
             payload=payload,
+            core=core,
         )
 
 
@@ -340,7 +374,12 @@ class MetadataCache:
         """
         parsed = check_payload(kind, payload, source=url)
         entry = CacheEntry(
-            source=url, kind=kind, fetched_at=fetched_at, count=_count(parsed), payload=payload
+            source=url,
+            kind=kind,
+            fetched_at=fetched_at,
+            count=_count(parsed),
+            payload=payload,
+            core=core_json(payload) if kind == "models" else None,
         )
         cache = self._open()
         with self._errors("write"), cache.transact():

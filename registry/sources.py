@@ -157,14 +157,14 @@ def _parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList |
     """Parse a cached entry again; ``None`` (logged) when it no longer parses.
 
     A models list passed the full integrity guard when it was stored, so only its core
-    fields are validated now and the full models when first asked for (see
-    :func:`~registry.metadata_core.lazy_models`).
+    fields are validated now (from the entry's core part when it has one) and the full
+    models when first asked for (see :func:`~registry.metadata_core.lazy_models`).
     """
     from registry.cache import check_payload
 
     if entry.kind == "models":
         hint = "cached copy; `capc refresh` fetches a new one, `capc cache clear` drops it"
-        models = lazy_models(entry.payload, source=entry.source, hint=hint)
+        models = lazy_models(entry.payload, source=entry.source, hint=hint, core=entry.core)
         if models is not None:
             return models
     try:

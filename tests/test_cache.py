@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import subprocess
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import registry.cache as cache_module
 from registry.cache import CacheEntry, CacheError, MetadataCache, RejectedPayload, check_payload
 from registry.metadata import EndpointList
+from registry.metadata_core import CORE_FORMAT, core_json
 from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter, Reply, online_settings
 
 URL = "https://openrouter.ai/api/v1/models"
@@ -236,3 +239,63 @@ def test_reads_during_a_concurrent_store_never_miss(tmp_path: Path) -> None:
         thread.join()
     assert None not in counts
     assert set(counts) <= {40, 41, 42}
+
+
+def test_a_models_entry_keeps_its_core_part(cache: MetadataCache) -> None:
+    """A stored models list carries its core fields (a smaller body of the same shape);
+    endpoints entries carry none."""
+    payload = models_payload()
+    entry, _ = cache.store(URL, payload, kind="models", fetched_at=NOW, max_shrink=0.5)
+    assert entry.core == core_json(payload)
+    assert entry.core is not None and len(entry.core) < len(payload) // 2
+    got = cache.get(URL)
+    assert got is not None and (got.core, got.payload) == (entry.core, payload)
+    url = "https://openrouter.ai/api/v1/models/openai/gpt-4o/endpoints"
+    endpoints, _ = cache.store(url, ENDPOINTS, kind="endpoints", fetched_at=NOW, max_shrink=0.5)
+    assert endpoints.core is None and cache.get(url).core is None  # type: ignore[union-attr]
+
+
+def _format_1(entry: CacheEntry) -> bytes:
+    """An entry as versions without the core part wrote it."""
+    header = {"format": 1, "source": entry.source, "kind": entry.kind,
+              "fetched_at": entry.fetched_at.isoformat(), "count": entry.count,
+              "sha256": hashlib.sha256(entry.payload).hexdigest()}
+    return json.dumps(header).encode() + b"\n" + entry.payload
+
+
+def test_entries_without_a_current_core_part_still_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A format-1 entry reads with no core part; a core part written for another version
+    of the core fields is dropped (the payload is read instead), not trusted."""
+    payload = models_payload()
+    entry = CacheEntry(URL, "models", NOW, SEED_COUNT, payload, core=core_json(payload))
+    old = CacheEntry.from_bytes(_format_1(entry))
+    assert (old.payload, old.core, old.count) == (payload, None, SEED_COUNT)
+    monkeypatch.setattr(cache_module, "CORE_FORMAT", CORE_FORMAT + 1)
+    newer = entry.to_bytes()
+    monkeypatch.undo()
+    read = CacheEntry.from_bytes(newer)
+    assert (read.payload, read.core) == (payload, None)
+    assert CacheEntry.from_bytes(entry.to_bytes()) == entry
+
+
+@pytest.mark.parametrize("damage", ["core byte", "core length", "payload byte"])
+def test_a_damaged_core_part_makes_the_entry_absent(
+    cache: MetadataCache, tmp_path: Path, damage: str
+) -> None:
+    """A core part that fails its checksum or claims more bytes than the entry has, or a
+    payload that fails its own, makes the whole entry unreadable (logged, refetched)."""
+    import diskcache
+
+    payload = models_payload()
+    blob = CacheEntry(URL, "models", NOW, SEED_COUNT, payload, core=core_json(payload)).to_bytes()
+    head, _, rest = blob.partition(b"\n")
+    header = json.loads(head)
+    if damage == "core byte":
+        rest = rest.replace(b'"context_length"', b'"context_lengtH"', 1)
+    elif damage == "core length":
+        header["core"]["length"] = len(rest) + 1
+    else:
+        rest = rest[:-1] + b" "
+    with diskcache.Cache(str(tmp_path / "cache")) as raw:
+        raw.set(URL, json.dumps(header).encode() + b"\n" + rest)
+    assert cache.get(URL) is None

@@ -14,12 +14,12 @@ from registry.catalog import Catalog, bundled_catalog, load_catalog
 from registry.errors import MetadataError, UnknownModelError
 from registry.fetch import models_url
 from registry.metadata import ModelInfo
-from registry.metadata_core import LazyModels, core_of, parse_core_json
+from registry.metadata_core import LazyModels, core_json, core_of, parse_core_json
 from registry.metadata_parse import parse_models, parse_models_json, read_json
 from registry.resolver import Registry
 from registry.settings import Settings
 from registry.sources import load_metadata
-from tests.conftest import OPENROUTER
+from tests.conftest import OPENROUTER, SEED_MODELS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "metadata"
 SNAPSHOTS = sorted(OPENROUTER.glob("models-*.json"))
@@ -196,3 +196,70 @@ def test_an_empty_id_is_rejected_on_every_path(tmp_path: Path) -> None:
     path.write_bytes(body)
     with pytest.raises(MetadataError, match="no string 'id'"):
         load_catalog(path)
+
+
+@pytest.mark.parametrize("path", [SEED_MODELS, *SNAPSHOTS], ids=lambda p: p.name)
+def test_the_core_body_reads_exactly_like_the_body(path: Path) -> None:
+    """core_json keeps every core value, type and decimal spelling (repr compares
+    Decimal('1E-7') and Decimal('1.0E-7') as different), at a fraction of the size."""
+    raw = path.read_bytes()
+    core = core_json(raw)
+    assert core is not None and len(core) < len(raw)
+    assert repr(parse_core_json(core)) == repr(parse_core_json(raw))
+
+
+def test_core_json_declines_what_the_core_parser_declines() -> None:
+    """No core body is made from a bare array or a body with a malformed core field."""
+    assert core_json(b'[{"id": "a/b"}]') is None
+    assert core_json(b'{"data": [{"id": "a/b", "context_length": "long"}]}') is None
+
+
+def _store(settings: Settings, entry: CacheEntry) -> None:
+    with MetadataCache(settings.cache_dir) as cache:
+        cache._open().set(models_url(settings), entry.to_bytes())  # no guard, on purpose
+
+
+def test_a_cache_load_reads_the_core_part_not_the_body(tmp_path: Path) -> None:
+    """The core fields come from the entry's core part (shown by a core part that
+    disagrees with its body); the full models still come from the body."""
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True)
+    body = json.dumps({"data": [{"id": "a/b", "context_length": 1000, "name": "B"}]}).encode()
+    core = json.dumps({"data": [{"id": "a/b", "context_length": 2000}]}).encode()
+    _store(settings, CacheEntry(models_url(settings), "models", datetime.now(UTC), 1, body,
+                                core=core))
+    catalog = load_metadata(settings=settings)
+    assert catalog.origin == "cache"
+    assert Registry(catalog=catalog).resolve("a/b").context_length == 2000
+    assert catalog.require("a/b").name == "B"
+
+
+def test_an_unreadable_core_part_falls_back_to_the_body(tmp_path: Path) -> None:
+    """A core part the core parser refuses (checksum fine) is ignored: the body's core
+    fields are read instead."""
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True)
+    body = json.dumps({"data": [{"id": "a/b", "context_length": 1000}]}).encode()
+    _store(settings, CacheEntry(models_url(settings), "models", datetime.now(UTC), 1, body,
+                                core=b"not json"))
+    catalog = load_metadata(settings=settings)
+    assert Registry(catalog=catalog).resolve("a/b").context_length == 1000
+
+
+def test_the_largest_snapshot_resolves_alike_from_cache_and_file(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """Stored by the integrity guard and loaded back (from the core part), every model
+    of the largest snapshot resolves as it does from the file, building no ModelInfo."""
+    path = shared_dir / "models-all-2026-08-19.json"
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True)
+    with MetadataCache(settings.cache_dir) as cache:
+        entry, _ = cache.store(models_url(settings), path.read_bytes(), kind="models",
+                               fetched_at=datetime.now(UTC), max_shrink=0.5)
+    assert entry.core is not None
+    cached, filed = load_metadata(settings=settings), load_catalog(path)
+    assert cached.origin == "cache" and cached.ids() == filed.ids()
+    from_cache, from_file = Registry(catalog=cached), Registry(catalog=filed)
+    for model_id in cached.ids():
+        got, want = from_cache.resolve(model_id), from_file.resolve(model_id)
+        assert dataclasses.replace(got, provenance={}) == dataclasses.replace(
+            want, provenance={}), model_id
+    assert isinstance(cached.models, LazyModels) and not cached.models.built
