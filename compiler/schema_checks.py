@@ -32,6 +32,7 @@ __all__ = [
     "measure",
     "recursive_refs",
     "untyped_schemas",
+    "verify_projected",
 ]
 
 _BASE_URI = "https://capability-compiler.invalid/contract.json"  # never fetched
@@ -360,3 +361,35 @@ def _node_problems(at: str, node: Mapping[str, Any], dialect: Dialect) -> Iterat
         missing = [name for name in props if name not in required]
         if missing:
             yield f"{at}: properties not required: {', '.join(missing)}"
+
+
+def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list[str]) -> None:
+    """Check a projected schema against the JSON Schema meta-schema (draft 2020-12) and
+    the dialect's own rules.
+
+    Args:
+        schema: the projected schema.
+        dialect: the dialect it was projected into.
+        blockers: the projection's blockers; with any, breaking the dialect's rules is
+            expected (the schema is then for display only).
+
+    Raises:
+        ProjectionError: the schema is not valid JSON Schema, or breaks the dialect's
+            rules although nothing blocks enforcement (a bug in a rewrite step).
+    """
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ProjectionError(
+            f"internal error: the {dialect.name} projection is not valid JSON Schema "
+            f"at {exc.json_path}: {exc.message}"
+        ) from exc
+    problems = check_dialect(schema, dialect)
+    if problems and not blockers:
+        raise ProjectionError(
+            f"internal error: the {dialect.name} projection breaks the dialect's rules: "
+            + "; ".join(problems)
+        )

@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
 import compiler.projection as projection_module
+import compiler.projector as projector_module
 from compiler.contract import OutputContract, canonical_sha256, load_contract
 from compiler.dialects import DIALECTS, Dialect, get_dialect
 from compiler.errors import ProjectionError
@@ -238,7 +239,7 @@ def test_check_dialect_finds_violations() -> None:
 
 def test_a_projection_breaking_its_dialect_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
     """If a rewrite step fails to apply, the self-check raises instead of returning a bad schema."""
-    monkeypatch.setattr(projection_module._Projector, "_close", lambda *args: None)
+    monkeypatch.setattr(projector_module.Projector, "_close", lambda *args: None)
     projection_module._CACHE.clear()
     with pytest.raises(ProjectionError, match=r"internal error.*additionalProperties"):
         project(contract("Chart"), DIALECTS["openai-strict"])
@@ -247,7 +248,7 @@ def test_a_projection_breaking_its_dialect_is_a_bug(monkeypatch: pytest.MonkeyPa
 
 def test_a_projection_that_is_not_json_schema_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
     """The meta-schema check catches a malformed result."""
-    monkeypatch.setattr(projection_module, "_nullable", lambda inner: {"anyOf": "broken"})
+    monkeypatch.setattr(projector_module, "_nullable", lambda inner: {"anyOf": "broken"})
     projection_module._CACHE.clear()
     with pytest.raises(ProjectionError, match="not valid JSON Schema"):
         project(contract("Order"), DIALECTS["openai-strict"])
