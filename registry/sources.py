@@ -18,11 +18,8 @@ from either function; what happened is said in one line (``Catalog.note``, or th
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,18 +27,17 @@ from registry.catalog import (
     SEED_DATE,
     Catalog,
     bundled_catalog,
-    format_age,
     load_catalog,
 )
 from registry.declarations import PARAMETERS
 from registry.errors import MetadataError
-from registry.metadata import EndpointList, ModelInfo
-from registry.metadata_core import index_models, lazy_models
+from registry.fallback import obtain, reporting_progress
+from registry.metadata import EndpointList
 
 if TYPE_CHECKING:
     import httpx
 
-    from registry.cache import CacheEntry, Kind, MetadataCache
+    from registry.cache import MetadataCache
     from registry.fetch import Progress, Sleep
     from registry.settings import Settings
 
@@ -56,30 +52,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-_PROGRESS: ContextVar[Progress | None] = ContextVar("capc_progress", default=None)
-
-
-@contextmanager
-def reporting_progress(progress: Progress | None) -> Iterator[None]:
-    """Send a line before every request made in this context to ``progress``.
-
-    Used by the CLI to show long fetches on a terminal when the registry is loaded by
-    code that does not take a ``progress`` argument. An explicit ``progress`` argument
-    of :func:`load_metadata` or :func:`load_endpoints_for` wins.
-
-    Args:
-        progress: the callback, or ``None`` for no progress.
-
-    Yields:
-        Nothing; the callback is active until the block ends.
-    """
-    token = _PROGRESS.set(progress)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
-
 
 def is_remote(location: str | Path | None) -> bool:
     """Whether a metadata location is fetched over HTTP (``None`` means OpenRouter).
@@ -137,146 +109,6 @@ def _parameter_lists(catalog: Catalog) -> Iterator[tuple[str, ...] | None]:
         yield None if core is None else core.get("supported_parameters")
 
 
-def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%MZ")
-
-
-class _Attempt:
-    """What happened while getting one payload: the data, the cache entry, a note."""
-
-    def __init__(self) -> None:
-        self.entry: CacheEntry | None = None
-        self.parsed: Mapping[str, ModelInfo] | EndpointList | None = None
-        self.origin = ""
-        self.stale = False
-        self.fetched_at: datetime | None = None
-        self.note: str | None = None
-
-
-def _parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | None:
-    """Parse a cached entry again; ``None`` (logged) when it no longer parses.
-
-    A models list passed the full integrity guard when it was stored, so only its core
-    fields are validated now (from the entry's core part when it has one) and the full
-    models when first asked for (see :func:`~registry.metadata_core.lazy_models`).
-    """
-    from registry.cache import check_payload
-
-    if entry.kind == "models":
-        hint = "cached copy; `capc refresh` fetches a new one, `capc cache clear` drops it"
-        models = lazy_models(entry.payload, source=entry.source, hint=hint, core=entry.core)
-        if models is not None:
-            return models
-    try:
-        parsed = check_payload(entry.kind, entry.payload, source=entry.source)
-    except MetadataError as exc:
-        _log.warning("cached copy of %s no longer parses (%s); ignored", entry.source, exc)
-        return None
-    return _indexed(parsed)
-
-
-def _indexed(parsed: list[ModelInfo] | EndpointList) -> Mapping[str, ModelInfo] | EndpointList:
-    return index_models(parsed) if isinstance(parsed, list) else parsed
-
-
-def _obtain(
-    url: str,
-    kind: Kind,
-    *,
-    settings: Settings,
-    client: httpx.Client | None,
-    sleep: Sleep | None,
-    progress: Progress | None,
-    refresh: bool,
-) -> _Attempt:
-    """Run the fallback order for one URL (without the seed step).
-
-    The cache key and every message use the URL without credentials; the request uses
-    ``url`` as given.
-    """
-    from registry.cache import CacheError, MetadataCache, RejectedPayload, check_payload
-    from registry.fetch import FetchError, fetch_url, redact_url
-
-    key = redact_url(url)
-    progress = progress if progress is not None else _PROGRESS.get()
-    result = _Attempt()
-    what = "models list" if kind == "models" else "endpoints"
-    with MetadataCache(settings.cache_dir) as cache:
-        cache_problem: str | None = None
-        entry: CacheEntry | None = None
-        try:
-            entry = cache.get(key)
-        except CacheError as exc:
-            cache_problem = f"cache unavailable ({exc})"
-            _log.warning("%s", cache_problem)
-        parsed = None if entry is None else _parsed_entry(entry)
-        if parsed is None:
-            entry = None
-        fresh = entry is not None and entry.is_fresh(settings.ttl)
-
-        if entry is not None and parsed is not None and fresh and not refresh:
-            result.entry, result.parsed, result.origin = entry, parsed, "cache"
-            result.fetched_at = entry.fetched_at
-            return result
-
-        if settings.offline:
-            problem = "offline (CAPC_OFFLINE)"
-        else:
-            try:
-                fetched = fetch_url(
-                    url, settings=settings, client=client, sleep=sleep, progress=progress
-                )
-            except FetchError as exc:
-                problem = f"fetch failed ({exc.summary})"
-            except MetadataError as exc:  # e.g. a model id that is not author/slug
-                problem = f"cannot fetch ({exc})"
-            else:
-                try:
-                    _, new = cache.store(
-                        key,
-                        fetched.content,
-                        kind=kind,
-                        fetched_at=fetched.fetched_at,
-                        max_shrink=settings.max_shrink,
-                    )
-                except RejectedPayload as exc:
-                    problem = f"fetched {what} rejected: {exc.reason}"
-                except CacheError as exc:
-                    # The payload is good (it parsed) but could not be written: serve it.
-                    result.parsed = _indexed(check_payload(kind, fetched.content, source=key))
-                    result.origin, result.fetched_at = "fetch", fetched.fetched_at
-                    result.note = f"fetched {what}; not cached ({exc})"
-                    return result
-                else:
-                    result.parsed, result.origin = _indexed(new), "fetch"
-                    result.fetched_at = fetched.fetched_at
-                    if fetched.attempts > 1:
-                        result.note = f"fetched {what} after {fetched.attempts} attempts"
-                    if cache_problem:
-                        result.note = f"fetched {what}; {cache_problem}"
-                    return result
-
-        if entry is not None and parsed is not None:
-            result.entry, result.parsed = entry, parsed
-            result.fetched_at = entry.fetched_at
-            age = format_age(entry.age().total_seconds())
-            if fresh:
-                result.origin = "cache"
-                result.note = (
-                    f"{problem}; kept the cached copy from {_when(entry.fetched_at)} "
-                    f"({age} old, still fresh)"
-                )
-            else:
-                result.origin, result.stale = "stale-cache", True
-                result.note = (
-                    f"{problem}; serving the cached copy from {_when(entry.fetched_at)}, "
-                    f"stale: {age} old"
-                )
-            return result
-        result.note = problem if cache_problem is None else f"{problem}; {cache_problem}"
-        return result
-
-
 def load_metadata(
     location: str | Path | None = None,
     *,
@@ -322,7 +154,7 @@ def load_metadata(
     settings = settings if settings is not None else load_settings()
     target = str(location) if location is not None else models_url(settings)
     url = redact_url(target)
-    got = _obtain(
+    got = obtain(
         target,
         "models",
         settings=settings,
@@ -408,7 +240,7 @@ def load_endpoints_result(
         url = endpoints_url(settings, model_id)
     except MetadataError as exc:
         return EndpointsResult(model_id, None, note=f"endpoints of {model_id}: {exc}")
-    got = _obtain(
+    got = obtain(
         url,
         "endpoints",
         settings=settings,
