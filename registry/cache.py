@@ -5,7 +5,7 @@ source URL. Each entry holds the raw response body, when it was fetched, the sou
 what it is (a models list or one model's endpoints) and how many models or endpoints
 it lists. The value is stored as bytes (a one-line JSON header, a newline, then the
 body), so reading the cache never unpickles anything. A models list also keeps its core
-fields (:func:`registry.metadata_core.core_json`, about a sixth of the bytes) between
+fields (:func:`registry.metadata_core.core_json`, 15-30% of the bytes) between
 the header and the body, each part with its own SHA-256, so a load reads those instead
 of scanning the whole body; entries written without them (format 1) are still read.
 
@@ -87,8 +87,9 @@ class CacheEntry:
         payload: the response body as received (decoded from gzip).
         core: for a models list, the core fields of ``payload`` as
             :func:`registry.metadata_core.core_json` wrote them; ``None`` for endpoints,
-            for entries stored before this part existed, and when the stored part was
-            written for another version of the core fields.
+            for a body ``core_json`` declines (a bare array), for entries stored before
+            this part existed, and when the stored part was written for another version
+            of the core fields (:data:`registry.metadata_core.CORE_FORMAT`).
     """
 
     source: str
@@ -154,9 +155,17 @@ class CacheEntry:
             The entry.
 
         Raises:
-            ValueError: the bytes are not an entry of this format or the payload does
-                not match its checksum.
+            ValueError: the bytes are not an entry of a format this version reads, a
+                header field has an impossible value, or the payload or the core part
+                does not match its checksum.
         """
+        try:
+            return cls._decode(blob)
+        except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            raise ValueError(f"malformed header ({type(exc).__name__}: {exc})") from exc
+
+    @classmethod
+    def _decode(cls, blob: bytes) -> CacheEntry:
         end = blob.find(b"\n")
         if end < 0:
             raise ValueError("no header line")
@@ -167,8 +176,8 @@ class CacheEntry:
         core: bytes | None = None
         core_header = header.get("core")
         if core_header is not None:
-            length = int(core_header["length"])
-            if not 0 <= length <= len(blob) - start:
+            length = core_header["length"]
+            if type(length) is not int or not 0 <= length <= len(blob) - start:
                 raise ValueError("core part longer than the entry")
             core = blob[start : start + length]
             start += length
@@ -189,10 +198,17 @@ class CacheEntry:
             source=str(header["source"]),
             kind=kind,
             fetched_at=fetched_at,
-            count=int(header["count"]),
+            count=_whole(header["count"]),
             payload=payload,
             core=core,
         )
+
+
+def _whole(value: object) -> int:
+    """A header's count: a non-negative JSON integer, else ValueError."""
+    if type(value) is not int or value < 0:
+        raise ValueError(f"impossible count {value!r}")
+    return value
 
 
 def _decode_json(payload: bytes, *, source: str) -> object:

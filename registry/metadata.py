@@ -9,7 +9,8 @@ time, so the models here are deliberately lenient:
 * unknown ``supported_parameters`` values are kept as plain strings;
 * prices are decimal strings in USD (per token unless the key says otherwise) and are
   parsed exactly as :class:`~decimal.Decimal`; router models publish ``"-1"`` for
-  "variable or unknown", which becomes ``None`` (a price is never negative here);
+  "variable or unknown", which becomes ``None``, as does any price written with a minus
+  sign (a price is never negative here; see :func:`is_unknown_price`);
 * a ``context_length`` of ``0`` (non-text models) is kept as ``0``: callers should
   treat it as unknown.
 
@@ -21,6 +22,7 @@ index, the model id and the field.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -44,14 +46,19 @@ _NON_PRICE_KEYS = frozenset({"discount", "overrides", "min_prompt_tokens", "utc_
 
 
 def is_unknown_price(value: object) -> bool:
-    """Return True for a price value that encodes "variable / unknown" (negative):
-    OpenRouter publishes ``"-1"`` on router models; any negative number or numeric
-    string counts."""
+    """Return True for a price value that encodes "variable / unknown": one written with
+    a minus sign. OpenRouter publishes ``"-1"`` on router models; any negative number or
+    numeric string counts, and so does a negative zero (``-0.0``, ``"-0"``), so a price
+    reads the same whether it arrives as a number or as its decimal string."""
     if type(value) is str:
         return value.lstrip().startswith("-")
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+    if isinstance(value, bool):
         return False
-    return value < 0
+    if isinstance(value, float):
+        return math.copysign(1.0, value) < 0
+    if isinstance(value, Decimal):
+        return value.is_signed()
+    return isinstance(value, int) and value < 0
 
 
 def _unknown_prices_to_none(data: Any) -> Any:

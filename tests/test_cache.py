@@ -278,12 +278,17 @@ def test_entries_without_a_current_core_part_still_read(monkeypatch: pytest.Monk
     assert CacheEntry.from_bytes(entry.to_bytes()) == entry
 
 
-@pytest.mark.parametrize("damage", ["core byte", "core length", "payload byte"])
+@pytest.mark.parametrize(
+    "damage",
+    ["core byte", "core length", "payload byte", "length Infinity", "length 1.5",
+     "length text", "count Infinity", "count text", "core not an object"],
+)
 def test_a_damaged_core_part_makes_the_entry_absent(
     cache: MetadataCache, tmp_path: Path, damage: str
 ) -> None:
-    """A core part that fails its checksum or claims more bytes than the entry has, or a
-    payload that fails its own, makes the whole entry unreadable (logged, refetched)."""
+    """A core part that fails its checksum or claims more bytes than the entry has, a
+    payload that fails its own, or a header field of an impossible value or type (JSON
+    allows ``Infinity``) makes the whole entry unreadable (logged, refetched)."""
     import diskcache
 
     payload = models_payload()
@@ -294,8 +299,15 @@ def test_a_damaged_core_part_makes_the_entry_absent(
         rest = rest.replace(b'"context_length"', b'"context_lengtH"', 1)
     elif damage == "core length":
         header["core"]["length"] = len(rest) + 1
-    else:
+    elif damage == "payload byte":
         rest = rest[:-1] + b" "
+    elif damage == "core not an object":
+        header["core"] = [header["core"]]
+    else:  # "<field> <value>": a header field with an impossible value
+        name, value = damage.split()
+        key = "count" if name == "count" else "length"
+        where = header if key == "count" else header["core"]
+        where[key] = {"Infinity": float("inf"), "1.5": 1.5, "text": "52"}[value]
     with diskcache.Cache(str(tmp_path / "cache")) as raw:
         raw.set(URL, json.dumps(header).encode() + b"\n" + rest)
-    assert cache.get(URL) is None
+    assert cache.get(URL) is None  # logged and ignored; never an exception

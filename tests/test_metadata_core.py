@@ -5,15 +5,18 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from registry.cache import CacheEntry, MetadataCache, RejectedPayload, check_payload
 from registry.catalog import Catalog, bundled_catalog, load_catalog
 from registry.errors import MetadataError, UnknownModelError
 from registry.fetch import models_url
-from registry.metadata import ModelInfo
+from registry.metadata import ModelInfo, is_unknown_price
 from registry.metadata_core import LazyModels, core_json, core_of, parse_core_json
 from registry.metadata_parse import parse_models, parse_models_json, read_json
 from registry.resolver import Registry
@@ -263,3 +266,76 @@ def test_the_largest_snapshot_resolves_alike_from_cache_and_file(
         assert dataclasses.replace(got, provenance={}) == dataclasses.replace(
             want, provenance={}), model_id
     assert isinstance(cached.models, LazyModels) and not cached.models.built
+
+
+_PRICE = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.decimals(allow_nan=False, allow_infinity=False, places=9).map(str),
+    st.sampled_from(["-1", "-0", "0", "0.0", "1E-7", "1.0E-7", " -2", "0.000001", -0.0, 0.0]),
+    st.none(),
+)
+_MODEL = st.fixed_dictionaries(
+    {"id": st.text(min_size=1, max_size=12)},
+    optional={
+        "context_length": st.one_of(st.none(), st.integers(0, 10**12)),
+        "supported_parameters": st.one_of(
+            st.none(), st.lists(st.sampled_from(["tools", "reasoning", "seed", "x_new"]))
+        ),
+        "top_provider": st.one_of(
+            st.none(),
+            st.fixed_dictionaries({}, optional={
+                "max_completion_tokens": st.one_of(st.none(), st.integers(0, 10**9))}),
+        ),
+        "reasoning": st.one_of(
+            st.none(),
+            st.fixed_dictionaries({}, optional={
+                "mandatory": st.booleans(),
+                "supported_efforts": st.one_of(
+                    st.none(), st.lists(st.sampled_from(["low", "medium", "high", "max"]))),
+                "default_effort": st.one_of(st.none(), st.sampled_from(["low", "high"])),
+            }),
+        ),
+        "pricing": st.one_of(
+            st.none(),
+            st.fixed_dictionaries({}, optional={"prompt": _PRICE, "completion": _PRICE}),
+        ),
+        "description": st.text(max_size=20),
+    },
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(_MODEL, min_size=1, max_size=4))
+def test_the_core_body_round_trips_generated_models(models: list[dict[str, object]]) -> None:
+    """For generated models (prices as floats, ints and decimal strings, negative zero
+    and "-1" included), the core body reads exactly like the body, and its prices agree
+    with the whole ModelInfo a file load would build."""
+    raw = json.dumps({"data": models}).encode()
+    cores = parse_core_json(raw)
+    assert cores is not None
+    core = core_json(raw)
+    assert core is not None
+    assert repr(parse_core_json(core)) == repr(cores)
+    for fields, info in zip(cores, parse_models_json(raw) or [], strict=True):
+        pricing = fields.get("pricing")
+        if pricing and info.pricing is not None:
+            assert pricing.get("prompt") == info.pricing.prompt
+            assert pricing.get("completion") == info.pricing.completion
+
+
+@pytest.mark.parametrize("value", [-0.0, "-0", "-0.0", Decimal("-0"), -1, "-1", " -2"])
+def test_any_price_written_with_a_minus_sign_is_unknown(value: object) -> None:
+    """Negative zero counts as unknown whether it arrives as a number or as a string, so
+    a price stored as a decimal string (the cache's core part) reads like the original."""
+    assert is_unknown_price(value)
+    price = str(value) if isinstance(value, Decimal) else value
+    raw = json.dumps({"data": [{"id": "a/b", "pricing": {"prompt": price}}]})
+    cores = parse_core_json(raw.encode())
+    assert cores is not None and cores[0].get("pricing") == {"prompt": None}
+
+
+@pytest.mark.parametrize("value", [0, 0.0, "0", "0.0", Decimal("0"), "1E-7", False])
+def test_zero_and_positive_prices_are_known(value: object) -> None:
+    """Zero (free) and positive prices are kept; a boolean is not a price sign."""
+    assert not is_unknown_price(value)
