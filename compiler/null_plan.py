@@ -15,8 +15,6 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
 from compiler.projection import Projection
 from compiler.schema_checks import LocalRefs
 
@@ -181,6 +179,8 @@ class _PlanBuilder:
         real = [(schema, sub) for schema, sub in plan.branches if schema != _NULL_SCHEMA]
         if len(real) < 2 or not any(sub.live for _, sub in plan.branches):
             return
+        from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
         subs = {id(sub) for _, sub in plan.branches}
         plan.alts = tuple(alt for alt in plan.alts if id(alt) not in subs)
         defs = self.schema.get("$defs")

@@ -15,10 +15,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from referencing import Registry
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
-
 from compiler.dialects import Dialect
 from compiler.errors import ProjectionError
 from compiler.schema_walk import escape_pointer, subschemas, walk_schema
@@ -49,6 +45,9 @@ class LocalRefs:
     """
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
+        from referencing import Registry  # imported with the first schema that needs it
+        from referencing.jsonschema import DRAFT202012
+
         resource = DRAFT202012.create_resource(schema)
         registry: Registry[Any] = Registry().with_resource(_BASE_URI, resource)
         self._resolver = registry.resolver(base_uri=_BASE_URI)
@@ -74,6 +73,8 @@ class LocalRefs:
                 f"external $ref {ref!r} is not supported: a contract schema must be "
                 "self-contained (local '#/...' references only)"
             )
+        from referencing.exceptions import Unresolvable
+
         try:
             target = self._resolver.lookup(ref).contents
         except Unresolvable as exc:

@@ -47,3 +47,24 @@ def test_compile_path_does_not_import_network_stack(tmp_path: object) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(("stage", "loaded"), [
+    ("draft_reply", "[]"),
+    ("classify_ticket", "['jsonschema', 'referencing']"),
+])
+def test_schema_libraries_load_only_for_a_contract(stage: str, loaded: str) -> None:
+    """jsonschema and referencing are imported when a contract is projected, not for a
+    stage without one (docs/performance.md, "Lazy imports")."""
+    from tests.conftest import ROOT
+
+    argv = ["compile", stage, "openai/gpt-4o-mini", "--no-cache",
+            "--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml"),
+            "--metadata", str(ROOT / "registry" / "data" / "seed-models-2026-08-19.json")]
+    code = (
+        f"import sys; from compiler.cli import main; main({argv!r}); "
+        "print(sorted(m for m in ('jsonschema', 'referencing') if m in sys.modules), "
+        "file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.strip().splitlines()[-1] == loaded
