@@ -4,17 +4,18 @@ Usage, from the repository root::
 
     python bench/run.py [--rounds 15] [--snapshot PATH]
 
-Prints, for each measure, the median and the 90th percentile over ``--rounds`` runs
-after one warm-up run:
+Prints, for each measure, the median and the 90th percentile over repeated runs after
+one warm-up run (docs/performance.md says what each sample is):
 
 1. whole-process wall time of ``capc compile classify_ticket openai/gpt-4o-mini
    --metadata SNAPSHOT`` (a cold interpreter each run) with a warm compile cache and
    with ``--no-cache`` (a full compile), of ``python -c "import compiler"``, and of
    ``python -c pass`` (the interpreter's own start-up, for scale);
-2. warm ``compile_request`` latency per call for each example stage;
+2. warm ``compile_request`` latency per call for each example stage (new messages each
+   call);
 3. a full audit: every example stage x every model of the snapshot, total time;
-4. loading the largest shared snapshot and resolving every model (see also
-   ``bench/metadata_load.py`` for the same from the disk cache);
+4. loading the largest shared snapshot and resolving every model, from the file and
+   from the disk cache (``bench/metadata_load.py`` runs the second alone);
 5. ``CompiledRequest.parse_reply`` for a typical contract;
 6. peak RSS of the CLI process;
 7. the pinned-endpoint sweep of the 2026-05-18 data (every model x stage x endpoint);
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
+import itertools
 import json
 import os
 import statistics
@@ -45,6 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "openrouter"
 SEED = ROOT / "registry" / "data" / "seed-models-2026-08-19.json"
 MESSAGES = [{"role": "user", "content": "Ticket #4411: I was charged twice for March."}]
+# Measure 2 sends different messages on every call, as a pipeline does.
+VARIED = [[{"role": "user", "content": f"Ticket #{4400 + i}: I was charged twice ({i})."}]
+          for i in range(64)]
 
 
 def stats(samples: list[float]) -> str:
@@ -69,23 +75,39 @@ def per_call(fn: Callable[[], Any], rounds: int, calls: int = 2000) -> list[floa
     return out
 
 
+def positive(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def run_process(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
     """Run a process, return (wall seconds, peak RSS in KiB)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=ROOT)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv)} failed")
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=errors,
+                                cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            said = errors.read().decode(errors="replace").strip()
+            raise SystemExit(f"bench: {' '.join(argv)} failed:\n{said}")
     return elapsed, usage.ru_maxrss
 
 
 def processes(snapshot: Path, rounds: int) -> None:
     """Measures 1 and 6: whole-process wall time and peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="capc-bench-") as cache_dir:
+        _processes(snapshot, rounds, cache_dir)
+
+
+def _processes(snapshot: Path, rounds: int, cache_dir: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["CAPC_OFFLINE"] = "1"
-    env["CAPC_CACHE_DIR"] = tempfile.mkdtemp(prefix="capc-bench-")
+    env["CAPC_CACHE_DIR"] = cache_dir
     rss: dict[str, float] = {}
     capc = [sys.executable, "-m", "compiler", "compile", "classify_ticket",
             "openai/gpt-4o-mini", "--metadata", str(snapshot)]
@@ -99,7 +121,7 @@ def processes(snapshot: Path, rounds: int) -> None:
         if argv[0] == capc[0] and "compile" in argv:
             rss[label] = max(r[1] for r in runs) / 1024
     for label, mib in rss.items():
-        print(f"6. peak RSS, {label:23} {mib:.1f} MiB")
+        print(f"6. peak RSS, {label:23}    {mib:8.1f} MiB")
 
 
 def in_process(snapshot: Path, rounds: int) -> None:
@@ -116,9 +138,9 @@ def in_process(snapshot: Path, rounds: int) -> None:
 
     registry = load()
     for stage in registry.stage_names():
-        model = "openai/gpt-4o-mini"
-        samples = per_call(lambda s=stage, m=model: compile_request(s, m, MESSAGES,
-                                                                   registry=registry), rounds)
+        varied = itertools.cycle(VARIED)
+        samples = per_call(lambda s=stage, v=varied: compile_request(
+            s, "openai/gpt-4o-mini", next(v), registry=registry), rounds)
         print(f"2. compile_request {stage:17} {stats(samples)}")
 
     pairs = [(s, m) for s in registry.stage_names() for m in registry.catalog.ids()]
@@ -135,7 +157,8 @@ def in_process(snapshot: Path, rounds: int) -> None:
         start = time.perf_counter()
         audit()
         runs.append(time.perf_counter() - start)
-    print(f"3. full audit, {len(pairs)} stage x model pairs (load included)  {stats(runs)}")
+    print(f"3. full audit, {len(pairs)} stage x model pairs (load included)  {stats(runs)}  "
+          f"({statistics.median(runs) / len(pairs) * 1e6:.0f} us a pair)")
 
     largest = max(SHARED.glob("models-*.json"), key=lambda p: p.stat().st_size, default=SEED) \
         if SHARED.is_dir() else SEED
@@ -149,11 +172,18 @@ def in_process(snapshot: Path, rounds: int) -> None:
     load_and_resolve()
     runs = []
     for _ in range(rounds):
+        gc.collect()  # as in bench/metadata_load.py: a settled heap, as in a new process
         start = time.perf_counter()
         kept = load_and_resolve()
         runs.append(time.perf_counter() - start)
         del kept  # torn down outside the timed region, as in bench/metadata_load.py
     print(f"4. load {largest.name} + resolve every model   {stats(runs)}")
+    from bench.metadata_load import measure
+
+    load_s, resolve_s, _ = measure(largest, rounds)
+    total = [a + b for a, b in zip(load_s, resolve_s, strict=True)]
+    print(f"4. the same from the disk cache (load {statistics.median(load_s) * 1e3:.1f} ms "
+          f"+ resolve {statistics.median(resolve_s) * 1e3:.1f} ms)  {stats(total)}")
 
     req = compile_request("classify_ticket", "openai/gpt-4o-mini", MESSAGES, registry=registry)
     reply = json.dumps({"category": "billing", "urgent": False, "confidence": 0.9})
@@ -182,7 +212,9 @@ def in_process(snapshot: Path, rounds: int) -> None:
                         continue
                     count += 1
         print(f"7. pinned-endpoint sweep, {count} compilations: "
-              f"{(time.perf_counter() - start) * 1e3:.0f} ms")
+              f"{(time.perf_counter() - start) * 1e3:.0f} ms (one run)")
+    else:
+        print(f"7. pinned-endpoint sweep skipped: {endpoints} is absent")
     litellm_comparison(rounds, registry)
 
 
@@ -214,13 +246,19 @@ def litellm_comparison(rounds: int, registry: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run every measure and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=positive, default=15, help="runs per measure")
     default = SHARED / "models-2026-08-19.json"
-    parser.add_argument("--snapshot", type=Path, default=default if default.is_file() else SEED)
+    parser.add_argument("--snapshot", type=Path, default=default if default.is_file() else SEED,
+                        help="models list for measures 1-3 (default: the 2026-08-19 "
+                        "snapshot, else the bundled seed)")
     args = parser.parse_args(argv)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, snapshot {args.snapshot.name}")
-    processes(args.snapshot, args.rounds)
-    in_process(args.snapshot, args.rounds)
+    snapshot = args.snapshot.resolve()
+    if not snapshot.is_file():
+        print(f"bench: {args.snapshot}: no such file", file=sys.stderr)
+        return 2
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, snapshot {snapshot.name}")
+    processes(snapshot, args.rounds)
+    in_process(snapshot, args.rounds)
     return 0
 
 
