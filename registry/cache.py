@@ -134,8 +134,9 @@ class CacheEntry:
             "count": self.count,
             "sha256": hashlib.sha256(self.payload).hexdigest(),
         }
-        core = self.core if self.core is not None else b""
+        core = b""
         if self.core is not None:
+            core = self.core
             header["core"] = {
                 "format": CORE_FORMAT,
                 "length": len(core),
