@@ -69,6 +69,7 @@ class Projector:
     # ----------------------------------------------------------------- driver
 
     def run(self) -> Projection:
+        """Project the schema once (raises as :func:`compiler.projection.project` says)."""
         d = self.dialect
         wrap = self._needs_wrap()
         body_path: tuple[str, ...] = ("properties", WRAP_PROPERTY) if wrap else ()
