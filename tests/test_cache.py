@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import registry.cache as cache_module
+import registry.cache_entry as entry_module
 from registry.cache import CacheEntry, CacheError, MetadataCache, RejectedPayload, check_payload
 from registry.metadata import EndpointList
 from registry.metadata_core import CORE_FORMAT, core_json
@@ -270,7 +270,7 @@ def test_entries_without_a_current_core_part_still_read(monkeypatch: pytest.Monk
     entry = CacheEntry(URL, "models", NOW, SEED_COUNT, payload, core=core_json(payload))
     old = CacheEntry.from_bytes(_format_1(entry))
     assert (old.payload, old.core, old.count) == (payload, None, SEED_COUNT)
-    monkeypatch.setattr(cache_module, "CORE_FORMAT", CORE_FORMAT + 1)
+    monkeypatch.setattr(entry_module, "CORE_FORMAT", CORE_FORMAT + 1)
     newer = entry.to_bytes()
     monkeypatch.undo()
     read = CacheEntry.from_bytes(newer)
