@@ -212,7 +212,7 @@ class MetadataCache:
             return None
         try:
             return CacheEntry.from_bytes(blob)
-        except (ValueError, KeyError, TypeError) as exc:
+        except ValueError as exc:  # from_bytes raises ValueError for any malformed entry
             _log.warning(
                 "cache %s: entry for %s is damaged (%s); ignored", self.directory, url, exc
             )
