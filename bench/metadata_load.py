@@ -4,7 +4,7 @@ Not a test (timings depend on the machine); the figure is recorded in
 ``docs/metadata.md``. What is timed, per round, in a fresh process state except for
 Python's import cache:
 
-1. ``registry.sources.load_metadata()`` with a fresh cached copy of
+1. ``registry.sources.load.load_metadata()`` with a fresh cached copy of
    ``models-all-2026-08-19.json`` (549 models, 1.28 MB): open the diskcache, read the
    entry, check its SHA-256, validate the fields resolution reads (no request is made;
    full ``ModelInfo`` objects are built only when asked for, which this does not do);
@@ -57,11 +57,11 @@ def measure(snapshot: Path, rounds: int) -> tuple[list[float], list[float], int]
     """
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from registry.cache import MetadataCache
-    from registry.fetch import models_url
-    from registry.resolver import Registry
-    from registry.settings import Settings
-    from registry.sources import load_metadata
+    from registry.resolve.resolver import Registry
+    from registry.sources.cache import MetadataCache
+    from registry.sources.load import load_metadata
+    from registry.sources.settings import Settings
+    from registry.sources.urls import models_url
 
     load_s: list[float] = []
     resolve_s: list[float] = []

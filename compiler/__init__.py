@@ -12,7 +12,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from compiler.contract import OutputContract
     from compiler.errors import (
         AdjustmentRefused,
         AdjustmentWarning,
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from compiler.intent import Intent
     from compiler.report import Adjustment, AdjustmentReport
     from compiler.request import CompiledRequest, compile_request, default_registry
+    from compiler.schema.contract import OutputContract
 
 #: public name -> the module that defines it; imported on first use (PEP 562), so
 #: ``import compiler`` stays cheap for callers that need only part of the API.
@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
     "CompilerError": "compiler.errors",
     "ContractError": "compiler.errors",
     "Intent": "compiler.intent",
-    "OutputContract": "compiler.contract",
+    "OutputContract": "compiler.schema.contract",
     "ProjectionError": "compiler.errors",
     "PromptTooLongError": "compiler.errors",
     "ReplyValidationError": "compiler.errors",

@@ -1,5 +1,5 @@
 """``python -m compiler`` runs the ``capc`` command line."""
 
-from compiler.cli import run
+from compiler.cli.main import run
 
 run()

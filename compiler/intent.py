@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.contract import OutputContract, load_contract
+from compiler.schema.contract import OutputContract, load_contract
 
 if TYPE_CHECKING:
-    from registry.declarations import StageDecl
+    from registry.declarations.stages import StageDecl
 
 __all__ = ["CEILINGS", "RUNGS", "Intent"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.capabilities import Provenance
+from registry.resolve.capabilities import Provenance
 
 __all__ = ["Adjustment", "AdjustmentReport"]
 

@@ -16,20 +16,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compiler.budget import apply_budget, prompt_tokens
-from compiler.contract import OutputContract
-from compiler.draft import Draft
-from compiler.enforcement import apply_enforcement
 from compiler.errors import AdjustmentRefused, AdjustmentWarning
 from compiler.intent import Intent
 from compiler.kinds import policy_key_problem
-from compiler.projection import Projection
-from compiler.reasoning import apply_reasoning
-from compiler.reply import parse_reply
+from compiler.passes.budget import apply_budget, prompt_tokens
+from compiler.passes.draft import Draft
+from compiler.passes.enforcement import apply_enforcement
+from compiler.passes.reasoning import apply_reasoning
+from compiler.passes.routing import apply_endpoints
+from compiler.passes.sampling import apply_sampling
+from compiler.reply.parse import parse_reply
 from compiler.report import AdjustmentReport
-from compiler.routing import apply_endpoints
-from compiler.sampling import apply_sampling
-from registry.resolver import Registry
+from compiler.schema.contract import OutputContract
+from compiler.schema.projected import Projection
+from registry.resolve.resolver import Registry
 
 __all__ = ["OPENAI_SDK_PARAMETERS", "CompiledRequest", "compile_request", "default_registry"]
 

@@ -10,8 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from registry.capabilities import Provenance, ReasoningCaps, ResolvedModel, SamplingRules
-    from registry.catalog import Catalog, bundled_catalog, load_catalog
     from registry.errors import (
         DeclarationError,
         MetadataError,
@@ -19,24 +17,31 @@ if TYPE_CHECKING:
         UnknownModelError,
         UnknownStageError,
     )
-    from registry.resolver import Registry
+    from registry.metadata.catalog import Catalog, bundled_catalog, load_catalog
+    from registry.resolve.capabilities import (
+        Provenance,
+        ReasoningCaps,
+        ResolvedModel,
+        SamplingRules,
+    )
+    from registry.resolve.resolver import Registry
 
 #: public name -> the module that defines it; imported on first use (PEP 562), so
 #: ``import registry`` stays cheap for callers that need only part of the API.
 _EXPORTS: dict[str, str] = {
-    "Catalog": "registry.catalog",
+    "Catalog": "registry.metadata.catalog",
     "DeclarationError": "registry.errors",
     "MetadataError": "registry.errors",
-    "Provenance": "registry.capabilities",
-    "ReasoningCaps": "registry.capabilities",
-    "Registry": "registry.resolver",
+    "Provenance": "registry.resolve.capabilities",
+    "ReasoningCaps": "registry.resolve.capabilities",
+    "Registry": "registry.resolve.resolver",
     "RegistryError": "registry.errors",
-    "ResolvedModel": "registry.capabilities",
-    "SamplingRules": "registry.capabilities",
+    "ResolvedModel": "registry.resolve.capabilities",
+    "SamplingRules": "registry.resolve.capabilities",
     "UnknownModelError": "registry.errors",
     "UnknownStageError": "registry.errors",
-    "bundled_catalog": "registry.catalog",
-    "load_catalog": "registry.catalog",
+    "bundled_catalog": "registry.metadata.catalog",
+    "load_catalog": "registry.metadata.catalog",
 }
 
 __all__ = [

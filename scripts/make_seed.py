@@ -14,7 +14,7 @@ What the script does, deterministically:
    voices and alias targets are dropped;
 4. write ``{"data": [...]}`` (the shape of ``GET /api/v1/models``) sorted by id, with
    ``indent=1`` and a trailing newline; key order inside a model follows the snapshot;
-5. parse the result with :func:`registry.metadata_parse.parse_models` as a sanity check.
+5. parse the result with :func:`registry.metadata.parse.parse_models` as a sanity check.
 
 Usage, from the repository root (both arguments optional)::
 
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     seed = build_seed(snapshot)
     text = json.dumps(seed, indent=1) + "\n"
 
-    from registry.metadata_parse import parse_models  # sanity check with the real parser
+    from registry.metadata.parse import parse_models
 
     parsed = parse_models(json.loads(text), source=str(args.out))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ def shared_dir() -> Path:
     return OPENROUTER
 
 
-# -- metadata sources (registry.settings / fetch / cache / sources) -------------------
+# -- metadata sources (registry.sources.settings / fetch / cache / sources) -------------------
 
 from collections.abc import Iterator  # noqa: E402  (appended section)
 
@@ -31,7 +31,7 @@ def _capc_offline(
     """Never touch the real network: CAPC_OFFLINE=1 and a fresh cache dir per test.
 
     Other ``CAPC_`` variables from the developer's environment are removed, so the
-    defaults of :class:`registry.settings.Settings` apply unless a test sets them.
+    defaults of :class:`registry.sources.settings.Settings` apply unless a test sets them.
     """
     import os
 
@@ -181,9 +181,9 @@ def online_settings(server: FakeOpenRouter, cache_dir: Path, **overrides: object
     """Settings that talk to ``server`` with tiny timeouts and no waiting between attempts.
 
     Returns:
-        A :class:`registry.settings.Settings` (typed ``object`` to keep imports lazy).
+        A :class:`registry.sources.settings.Settings` (typed ``object`` to keep imports lazy).
     """
-    from registry.settings import Settings
+    from registry.sources.settings import Settings
 
     values: dict[str, object] = {
         "base_url": server.base_url,

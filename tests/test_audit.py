@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from compiler.audit import audit, render_audit
-from compiler.cli import main
+from compiler.artifacts.audit import audit, render_audit
+from compiler.cli.main import main
 from compiler.request import compile_request
-from registry.resolver import Registry
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 TIERED = {

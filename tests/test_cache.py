@@ -1,4 +1,4 @@
-"""registry.cache: entries, the integrity guard, damage, and two processes at once."""
+"""registry.sources.cache: entries, the integrity guard, damage, and two processes at once."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import registry.cache_entry as entry_module
-from registry.cache import CacheEntry, CacheError, MetadataCache, RejectedPayload, check_payload
-from registry.metadata import EndpointList
-from registry.metadata_core import CORE_FORMAT, core_json
+import registry.sources.cache_entry as entry_module
+from registry.metadata.core import CORE_FORMAT, core_json
+from registry.metadata.shapes import EndpointList
+from registry.sources.cache import CacheError, MetadataCache, RejectedPayload, check_payload
+from registry.sources.cache_entry import CacheEntry
 from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter, Reply, online_settings
 
 URL = "https://openrouter.ai/api/v1/models"
@@ -166,8 +167,8 @@ def test_unusable_directory_is_a_cache_error(tmp_path: Path) -> None:
 REFRESHER = """
 import sys
 from pathlib import Path
-from registry.settings import Settings
-from registry.sources import load_metadata
+from registry.sources.settings import Settings
+from registry.sources.load import load_metadata
 
 settings = Settings(base_url=sys.argv[1], cache_dir=Path(sys.argv[2]), offline=False,
                     backoff=0, retry_after_cap=0, read_timeout=5)
@@ -197,7 +198,7 @@ def test_two_processes_refreshing_concurrently(
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finally:
         db.close()
-    from registry.sources import load_metadata
+    from registry.sources.load import load_metadata
 
     settings = online_settings(openrouter_server, cache_dir)
     catalog = load_metadata(settings=settings)  # type: ignore[arg-type]

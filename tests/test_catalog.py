@@ -1,4 +1,4 @@
-"""Tests for registry.catalog: snapshot files, the bundled seed and endpoints files."""
+"""Tests for registry.metadata.catalog: snapshot files, the bundled seed and endpoints files."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from types import ModuleType
 
 import pytest
 
-from registry.catalog import Catalog, bundled_catalog, load_catalog, load_endpoints
 from registry.errors import MetadataError, UnknownModelError
-from registry.metadata import ModelInfo
-from registry.metadata_parse import parse_models
+from registry.metadata.catalog import Catalog, bundled_catalog, load_catalog, load_endpoints
+from registry.metadata.parse import parse_models
+from registry.metadata.shapes import ModelInfo
 from tests.conftest import OPENROUTER
 
 ROOT = Path(__file__).resolve().parents[1]

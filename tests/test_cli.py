@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
+from compiler.cli.main import main
 from tests.conftest import OPENROUTER, ROOT
 
 EXAMPLE = ["--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml")]
@@ -168,7 +168,7 @@ def test_metadata_fallback_note_reaches_the_report(tmp_path: Path) -> None:
     import dataclasses
 
     from compiler import compile_request
-    from registry.resolver import Registry
+    from registry.resolve.resolver import Registry
 
     registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
     registry.catalog = dataclasses.replace(registry.catalog, note="fetch failed; using the seed")

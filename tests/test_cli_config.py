@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
-from registry.declarations import models_json_schema, stages_json_schema
+from compiler.cli.main import main
+from registry.declarations.schema import models_json_schema, stages_json_schema
 from tests.conftest import ROOT
 
 EXAMPLE = ["--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml")]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
-from registry.settings import load_settings
+from compiler.cli.main import main
+from registry.sources.settings import load_settings
 from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter, Reply
 from tests.test_sources import EP_BODY, EP_PATH, FAULTS, FULL, MODELS, SEED, cache_copy
 
@@ -246,7 +246,7 @@ def test_api_key_never_leaks(
             _, out, err = run(capsys, *argv)
             outputs += [out, err]
         online.script(MODELS, Reply(status=503))
-        from registry.sources import load_metadata
+        from registry.sources.load import load_metadata
 
         load_metadata(refresh=True)  # a failure, logged with its note
     shown = online.base_url.removeprefix("http://")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import registry.resolver
-from compiler.cli import main
+import registry.resolve.resolver
+from compiler.cli.main import main
 from tests.conftest import ROOT
 
 SEED = ROOT / "registry" / "data" / "seed-models-2026-08-19.json"
@@ -39,7 +39,7 @@ def forbid_loading(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the registry was loaded: not a cache hit")
 
-    monkeypatch.setattr(registry.resolver.Registry, "load", refuse)
+    monkeypatch.setattr(registry.resolve.resolver.Registry, "load", refuse)
 
 
 def test_second_compile_is_served_from_cache(

@@ -14,9 +14,9 @@ import pytest
 
 from compiler import compile_request
 from compiler.errors import PromptTooLongError
-from compiler.instructions import extract_shown_schema
-from registry.catalog import load_catalog
-from registry.resolver import Registry
+from compiler.schema.instructions import extract_shown_schema
+from registry.metadata.catalog import load_catalog
+from registry.resolve.resolver import Registry
 from tests.conftest import OPENROUTER, ROOT
 
 SNAPSHOT = OPENROUTER / "models-2026-08-19.json"

@@ -12,15 +12,9 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, Field, create_model
 
-from compiler.contract import (
-    FrozenDict,
-    OutputContract,
-    canonical_sha256,
-    freeze_json,
-    load_contract,
-    thaw_json,
-)
 from compiler.errors import ContractError
+from compiler.schema.contract import OutputContract, load_contract
+from compiler.schema.frozen_json import FrozenDict, canonical_sha256, freeze_json, thaw_json
 
 HERE = Path(__file__).parent
 NAME_RULE = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")

@@ -24,16 +24,17 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel, create_model
 
-import compiler.projection as projection_module
+import compiler.schema.projection as projection_module
 from compiler import Intent, compile_request
-from compiler.contract import OutputContract, canonical_sha256
-from compiler.dialects import DIALECTS
-from compiler.instructions import extract_shown_schema
 from compiler.intent import CEILINGS
-from compiler.projection import project
-from compiler.reply import parse_reply
-from compiler.schema_checks import check_dialect
-from registry.resolver import Registry
+from compiler.reply.parse import parse_reply
+from compiler.schema.checks import check_dialect
+from compiler.schema.contract import OutputContract
+from compiler.schema.dialects import DIALECTS
+from compiler.schema.frozen_json import canonical_sha256
+from compiler.schema.instructions import extract_shown_schema
+from compiler.schema.projection import project
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 #: One model per dialect: the bundled models.yaml selects openai-strict, anthropic and

@@ -24,11 +24,11 @@ from pydantic import BaseModel
 
 from compiler import CompiledRequest, Intent, OutputContract, compile_request
 from compiler.errors import ReplyValidationError
-from compiler.instructions import extract_shown_schema
 from compiler.intent import CEILINGS
+from compiler.schema.instructions import extract_shown_schema
 from contracts.examples import Analysis, Finding, Invoice, LineItem, Party, TicketLabel
 from registry.errors import DeclarationError
-from registry.resolver import Registry
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 #: One model per dialect: models.yaml selects openai-strict, anthropic and gemini by

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from compiler.dialects import DIALECTS, Dialect
-from compiler.instructions import DEFAULT_TEMPLATE
+from compiler.schema.dialects import DIALECTS, Dialect
+from compiler.schema.instructions import DEFAULT_TEMPLATE
 from tests.conftest import ROOT
 
 PAGE = (ROOT / "docs" / "contracts.md").read_text(encoding="utf-8")

@@ -12,20 +12,15 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from registry.declarations import (
+from registry.declarations.files import decl_to_layer, load_models_file, load_stages_file
+from registry.declarations.models import LimitsDecl, ModelDecl, PricingDecl
+from registry.declarations.schema import models_json_schema, stages_json_schema
+from registry.declarations.vocabulary import (
     EFFORTS,
     PARAMETERS,
     SAMPLING_PARAMETERS,
     Effort,
-    LimitsDecl,
-    ModelDecl,
-    PricingDecl,
-    decl_to_layer,
     is_glob,
-    load_models_file,
-    load_stages_file,
-    models_json_schema,
-    stages_json_schema,
 )
 from registry.errors import DeclarationError
 

@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.contract import OutputContract, load_contract
-from compiler.dialects import DIALECTS, Dialect
 from compiler.errors import ReplyValidationError
-from compiler.instructions import extract_shown_schema, render_instructions
-from compiler.projection import Projection, project
-from compiler.reply import parse_reply
+from compiler.reply.parse import parse_reply
+from compiler.schema.contract import OutputContract, load_contract
+from compiler.schema.dialects import DIALECTS, Dialect
+from compiler.schema.instructions import extract_shown_schema, render_instructions
+from compiler.schema.projected import Projection
+from compiler.schema.projection import project
 
 HERE = Path(__file__).parent
 FAULTS = HERE.parents[1] / "shared" / "cases" / "faults.yaml"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from compiler.cli import main
-from compiler.diff import ABSENT, diff_locks, render_changes
+from compiler.artifacts.diff import ABSENT, diff_locks, render_changes
+from compiler.cli.main import main
 from tests.conftest import ROOT
 
 STAGES = """

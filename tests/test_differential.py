@@ -1,11 +1,11 @@
 """Differential test: our openai-strict projection against the openai SDK's strict conversion.
 
 Every contract of ``tests/fixtures/contracts/corpus.py`` goes through
-:func:`compiler.projection.project` (dialect ``openai-strict``) and through
+:func:`compiler.schema.projection.project` (dialect ``openai-strict``) and through
 ``openai.lib._pydantic.to_strict_json_schema`` (a ``TypeAdapter`` for types that
 are not ``BaseModel`` subclasses). Both results are judged by
 :func:`strict_rule_violations`, a checker written here from OpenAI's documented
-Structured Outputs rules (not from ``compiler.dialects``, so it can disagree).
+Structured Outputs rules (not from ``compiler.schema.dialects``, so it can disagree).
 
 What must hold: wherever the SDK's schema is accepted, ours is accepted too or
 our projection names a blocker (and strict is then not used). In fact, every
@@ -24,9 +24,10 @@ import pytest
 from openai.lib._pydantic import to_strict_json_schema
 from pydantic import BaseModel, TypeAdapter
 
-from compiler.contract import OutputContract
-from compiler.dialects import DIALECTS
-from compiler.projection import Projection, project
+from compiler.schema.contract import OutputContract
+from compiler.schema.dialects import DIALECTS
+from compiler.schema.projected import Projection
+from compiler.schema.projection import project
 from tests.fixtures.contracts.corpus import CORPUS
 
 OPENAI_STRICT = DIALECTS["openai-strict"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from compiler.kinds import KINDS
-from registry.declarations import models_json_schema, stages_json_schema
+from registry.declarations.schema import models_json_schema, stages_json_schema
 from tests.conftest import ROOT
 from tests.schema_paths import key_paths
 

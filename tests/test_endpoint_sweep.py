@@ -11,8 +11,8 @@ import pytest
 
 from compiler import Intent, compile_request
 from compiler.errors import PromptTooLongError
-from compiler.routing import needed_parameters
-from registry.resolver import Registry
+from compiler.passes.routing import needed_parameters
+from registry.resolve.resolver import Registry
 from tests.conftest import OPENROUTER, ROOT
 
 MODELS = OPENROUTER / "models-2026-05-18.json"

@@ -10,11 +10,11 @@ import pytest
 from pydantic import BaseModel
 
 from compiler import Intent, OutputContract, compile_request
-from compiler.instructions import extract_shown_schema
-from registry.catalog import Catalog
-from registry.declarations import load_models_file
-from registry.metadata import EndpointList, ModelInfo
-from registry.resolver import Registry
+from compiler.schema.instructions import extract_shown_schema
+from registry.declarations.files import load_models_file
+from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import EndpointList, ModelInfo
+from registry.resolve.resolver import Registry
 
 MODEL = "acme/tooly"
 TOOLS = ["max_tokens", "tools", "tool_choice", "response_format", "reasoning"]

@@ -16,12 +16,12 @@ import pytest
 import yaml
 
 from compiler import AdjustmentRefused, Intent, PromptTooLongError, compile_request
-from compiler.contract import OutputContract
-from compiler.instructions import extract_shown_schema
-from registry.catalog import Catalog
-from registry.declarations import load_models_file
-from registry.metadata import EndpointList, ModelInfo
-from registry.resolver import Registry
+from compiler.schema.contract import OutputContract
+from compiler.schema.instructions import extract_shown_schema
+from registry.declarations.files import load_models_file
+from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import EndpointList, ModelInfo
+from registry.resolve.resolver import Registry
 from tests.conftest import SHARED
 
 FAULTS = SHARED / "cases" / "faults.yaml"

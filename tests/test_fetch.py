@@ -1,4 +1,4 @@
-"""registry.settings and registry.fetch: URLs, retries and faults against a loopback server."""
+"""registry.sources (settings, urls, fetch): URLs, retries and faults against a loopback server."""
 
 from __future__ import annotations
 
@@ -12,17 +12,16 @@ import httpx
 import pytest
 
 from registry.errors import MetadataError
-from registry.fetch import (
+from registry.paths import default_cache_dir
+from registry.sources.fetch import (
     FetchError,
-    endpoints_url,
     fetch_endpoints,
     fetch_models,
     fetch_url,
-    models_url,
     parse_retry_after,
-    redact_url,
 )
-from registry.settings import DEFAULT_BASE_URL, Settings, default_cache_dir, load_settings
+from registry.sources.settings import DEFAULT_BASE_URL, Settings, load_settings
+from registry.sources.urls import endpoints_url, models_url, redact_url
 from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter, Reply, online_settings
 
 MODELS = "/api/v1/models"
@@ -323,7 +322,8 @@ def test_progress_lines(openrouter_server: FakeOpenRouter, tmp_path: Path, body:
 def test_importing_registry_loads_no_network_or_cache_library() -> None:
     """httpx, tenacity and diskcache are imported only when a fetch or cache is used."""
     code = (
-        "import sys, registry, registry.sources, registry.fetch, registry.cache; "
+        "import sys, registry, registry.sources.load, registry.sources.fetch, "
+        "registry.sources.cache; "
         "print(sorted(m for m in ('httpx', 'tenacity', 'diskcache') if m in sys.modules))"
     )
     out = subprocess.run(

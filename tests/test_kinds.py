@@ -16,10 +16,10 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from compiler import Intent, OutputContract, compile_request
 from compiler.kinds import KINDS
-from registry.catalog import Catalog
-from registry.declarations import load_models_file
-from registry.metadata import EndpointList, ModelInfo
-from registry.resolver import Registry
+from registry.declarations.files import load_models_file
+from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import EndpointList, ModelInfo
+from registry.resolve.resolver import Registry
 
 MODEL = "acme/model-1"
 ALL = ["max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "reasoning",

@@ -14,18 +14,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from compiler.cli import main
-from compiler.lock import (
-    LOCK_SCHEMA_ID,
-    LockFileError,
-    build_lock,
-    dump_lock,
-    lock_json_schema,
-    read_lock,
-    write_lock,
-)
+from compiler.artifacts.lock import LockFileError, build_lock, dump_lock, read_lock, write_lock
+from compiler.artifacts.lock_schema import LOCK_SCHEMA_ID, lock_json_schema
+from compiler.cli.main import main
 from compiler.request import compile_request
-from registry.resolver import Registry
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 #: Appended to models.yaml by the edit test: one declaration, one changed setting.

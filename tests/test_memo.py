@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from compiler import Intent, compile_request
-from registry.catalog import Catalog
-from registry.declarations import load_models_file
-from registry.metadata import ModelInfo
-from registry.resolver import Registry
+from registry.declarations.files import load_models_file
+from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import ModelInfo
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 

@@ -1,4 +1,4 @@
-"""registry.merge: later layers win, unset removes, the base is never changed, and the
+"""registry.resolve.merge: later layers win, unset removes, the base is never changed, and the
 values-only merge plus lazy provenance equal the full merge."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.capabilities import Provenance
-from registry.merge import Layer, LazyProvenance, merge_layers, merge_onto, merge_values
-from registry.yamlsource import UNSET
+from registry.declarations.yamlsource import UNSET
+from registry.resolve.capabilities import Provenance
+from registry.resolve.merge import Layer, LazyProvenance, merge_layers, merge_onto, merge_values
 
 
 def _layer(name: str, values: dict[str, Any]) -> Layer:

@@ -1,4 +1,4 @@
-"""Tests for registry.metadata: tolerant parsing of OpenRouter metadata shapes."""
+"""registry.metadata (shapes, parse): tolerant parsing of OpenRouter metadata shapes."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pydantic
 import pytest
 
 from registry.errors import MetadataError
-from registry.metadata import Endpoint, ModelInfo, Pricing, ReasoningInfo
-from registry.metadata_parse import (
+from registry.metadata.parse import (
     parse_endpoints,
     parse_endpoints_bundle,
     parse_models,
     parse_models_json,
     read_json,
 )
+from registry.metadata.shapes import Endpoint, ModelInfo, Pricing, ReasoningInfo
 from tests.conftest import OPENROUTER
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "metadata"

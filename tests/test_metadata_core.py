@@ -1,4 +1,4 @@
-"""registry.metadata_core: core fields at load, full models on first use, same results."""
+"""registry.metadata.core: core fields at load, full models on first use, same results."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.cache import CacheEntry, MetadataCache, RejectedPayload, check_payload
-from registry.catalog import Catalog, bundled_catalog, load_catalog
 from registry.errors import MetadataError, UnknownModelError
-from registry.fetch import models_url
-from registry.metadata import ModelInfo, is_unknown_price
-from registry.metadata_core import LazyModels, core_json, core_of, parse_core_json
-from registry.metadata_parse import parse_models, parse_models_json, read_json
-from registry.resolver import Registry
-from registry.settings import Settings
-from registry.sources import load_metadata
+from registry.metadata.catalog import Catalog, bundled_catalog, load_catalog
+from registry.metadata.core import LazyModels, core_json, core_of, parse_core_json
+from registry.metadata.parse import parse_models, parse_models_json, read_json
+from registry.metadata.shapes import ModelInfo, is_unknown_price
+from registry.resolve.resolver import Registry
+from registry.sources.cache import MetadataCache, RejectedPayload, check_payload
+from registry.sources.cache_entry import CacheEntry
+from registry.sources.load import load_metadata
+from registry.sources.settings import Settings
+from registry.sources.urls import models_url
 from tests.conftest import OPENROUTER, SEED_MODELS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "metadata"

@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from compiler.request import compile_request
-from registry.resolver import Registry
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 # A stage with sampling parameters the openai SDK does not name (top_k, min_p,

@@ -15,14 +15,16 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
-import compiler.projection as projection_module
-import compiler.projector as projector_module
-from compiler.contract import OutputContract, canonical_sha256, load_contract
-from compiler.dialects import DIALECTS, Dialect, get_dialect
+import compiler.schema.projection as projection_module
+import compiler.schema.projector as projector_module
 from compiler.errors import ProjectionError
-from compiler.instructions import DEFAULT_TEMPLATE, extract_shown_schema, render_instructions
-from compiler.projection import Projection, project
-from compiler.schema_checks import check_dialect, measure
+from compiler.schema.checks import check_dialect, measure
+from compiler.schema.contract import OutputContract, load_contract
+from compiler.schema.dialects import DIALECTS, Dialect, get_dialect
+from compiler.schema.frozen_json import canonical_sha256
+from compiler.schema.instructions import DEFAULT_TEMPLATE, extract_shown_schema, render_instructions
+from compiler.schema.projected import Projection
+from compiler.schema.projection import project
 
 HERE = Path(__file__).parent
 SHAPES = ["Order", "Coded", "Node", "Counts", "Outer"]

@@ -18,12 +18,12 @@ import pytest
 from pydantic import BaseModel, Field
 
 from compiler import Intent, OutputContract, compile_request
-from compiler.dialects import DIALECTS
 from compiler.errors import ReplyValidationError
-from compiler.projection import project
-from compiler.reply import parse_reply
-from compiler.schema_checks import check_dialect, untyped_schemas
-from registry.resolver import Registry
+from compiler.reply.parse import parse_reply
+from compiler.schema.checks import check_dialect, untyped_schemas
+from compiler.schema.dialects import DIALECTS
+from compiler.schema.projection import project
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 STRICT = DIALECTS["openai-strict"]

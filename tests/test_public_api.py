@@ -42,7 +42,7 @@ def _loaded_by_compile(stage: str, watched: tuple[str, ...], *extra: str) -> lis
             "--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml"),
             "--metadata", str(ROOT / "registry" / "data" / "seed-models-2026-08-19.json")]
     code = (
-        f"import sys; from compiler.cli import main; main({argv!r}); "
+        f"import sys; from compiler.cli.main import main; main({argv!r}); "
         f"print(repr(sorted(m for m in {watched!r} if m in sys.modules)), file=sys.stderr)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,11 +11,12 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel
 
-from compiler.contract import OutputContract, load_contract
-from compiler.dialects import DIALECTS
 from compiler.errors import ReplyValidationError
-from compiler.projection import Projection, project
-from compiler.reply import parse_reply
+from compiler.reply.parse import parse_reply
+from compiler.schema.contract import OutputContract, load_contract
+from compiler.schema.dialects import DIALECTS
+from compiler.schema.projected import Projection
+from compiler.schema.projection import project
 
 HERE = Path(__file__).parent
 
@@ -242,11 +243,11 @@ def test_dict_keys_from_the_reply_are_not_echoed_in_paths() -> None:
     """A failing entry of a dict field is located as [*], never by the reply's own key."""
     from pydantic import BaseModel
 
-    from compiler.contract import OutputContract
-    from compiler.dialects import DIALECTS
     from compiler.errors import ReplyValidationError
-    from compiler.projection import project
-    from compiler.reply import parse_reply
+    from compiler.reply.parse import parse_reply
+    from compiler.schema.contract import OutputContract
+    from compiler.schema.dialects import DIALECTS
+    from compiler.schema.projection import project
 
     class Scores(BaseModel):
         by_name: dict[str, int]

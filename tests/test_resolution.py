@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_request
-from registry.catalog import Catalog
-from registry.declarations import load_models_file, load_stages_file
+from registry.declarations.files import load_models_file, load_stages_file
 from registry.errors import UnknownModelError
-from registry.metadata import ModelInfo
-from registry.resolver import Registry
+from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import ModelInfo
+from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
 MODEL = "acme/widget-1"
@@ -153,7 +153,7 @@ def test_new_model_declared_whole_compiles_every_stage(tmp_path: Path) -> None:
 
 def _with_endpoints(registry: Registry) -> Registry:
     """Attach two endpoints of MODEL to a registry: 'fast' (small limits) and 'big'."""
-    from registry.metadata import EndpointList
+    from registry.metadata.shapes import EndpointList
 
     lists = {MODEL: EndpointList.model_validate({"id": MODEL, "endpoints": [
         {"tag": "fast", "supported_parameters": ["max_tokens", "top_p"],

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from compiler import Intent, PromptTooLongError, compile_request
-from compiler.reasoning import nearest_effort
-from registry.capabilities import EFFORT_RANK
-from registry.catalog import Catalog
-from registry.declarations import load_models_file
-from registry.metadata import ModelInfo
-from registry.resolver import Registry
+from compiler.passes.reasoning import nearest_effort
+from registry.declarations.files import load_models_file
+from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import ModelInfo
+from registry.resolve.capabilities import EFFORT_RANK
+from registry.resolve.resolver import Registry
 from tests.conftest import OPENROUTER
 
 SNAPSHOT = OPENROUTER / "models-2026-08-19.json"

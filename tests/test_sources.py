@@ -1,4 +1,4 @@
-"""registry.sources: the fallback order, every fault ending in good data plus a note."""
+"""registry.sources.load: the fallback order, every fault ending in good data plus a note."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from urllib.parse import urlsplit
 import pytest
 
 from compiler.request import compile_request
-from registry.cache import MetadataCache
-from registry.catalog import Catalog, format_age
 from registry.errors import MetadataError
-from registry.fetch import endpoints_url, models_url
-from registry.resolver import Registry
-from registry.settings import Settings
-from registry.sources import load_endpoints_for, load_endpoints_result, load_metadata
+from registry.metadata.catalog import Catalog, format_age
+from registry.resolve.resolver import Registry
+from registry.sources.cache import MetadataCache
+from registry.sources.load import load_endpoints_for, load_endpoints_result, load_metadata
+from registry.sources.settings import Settings
+from registry.sources.urls import endpoints_url, models_url
 from tests.conftest import OPENROUTER, ROOT, SEED_MODELS, FakeOpenRouter, Reply, online_settings
 
 MODELS = "/api/v1/models"

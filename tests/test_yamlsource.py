@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from registry.declarations.yamlsource import UNSET, YamlDocument, format_key_path, load_yaml
 from registry.errors import DeclarationError
-from registry.yamlsource import UNSET, YamlDocument, format_key_path, load_yaml
 
 NESTED = """\
 # leading comment

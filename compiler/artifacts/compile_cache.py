@@ -1,0 +1,154 @@
+"""A disk cache of ``capc compile`` results, for editors, hooks and CI that call it often.
+
+A compile is a pure function of its inputs, so the CLI keeps its output keyed by a
+SHA-256 of everything it read: the stage and model, the caller's messages, the bytes of
+stages.yaml and models.yaml, the metadata file's path, size and modification time, and
+the size and modification time of every module and data file of both packages,
+subfolders included (so an upgrade or an edit anywhere invalidates everything). An
+entry also records the files the compile imported (the stage's contract module); a hit
+is served only when each still has the recorded size and modification time. A hit needs nothing but the standard library: no pydantic,
+no YAML parsing, no schema projection.
+
+Only compiles with a local metadata file are cached (the default source's answer
+depends on the network and the TTL), and never one whose stage sets a policy (warnings
+must be issued each time). ``capc compile --no-cache`` bypasses the cache, and
+``capc cache clear`` empties it. Entries are JSON files written atomically in
+``$CAPC_CACHE_DIR/compiled`` (default: the XDG cache directory of
+:func:`registry.paths.default_cache_dir`); the API key is never part of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from registry.paths import default_cache_dir
+
+__all__ = ["CompileCache"]
+
+_FORMAT = "capc-compile-cache/1"
+
+
+def _stat(path: Path) -> list[Any]:
+    info = path.stat()
+    return [str(path), info.st_size, info.st_mtime_ns]
+
+
+def _package_fingerprint() -> list[Any]:
+    """Name, size and modification time of every ``.py`` and ``.json`` file of both
+    packages, every subfolder included (``__pycache__`` excepted), in a stable order."""
+    import compiler
+    import registry
+
+    rows: list[Any] = []
+    for package in (compiler, registry):
+        root = Path(str(package.__file__)).resolve().parent
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            where = os.path.relpath(folder, root.parent)
+            for name in sorted(files):
+                if name.endswith((".py", ".json")):
+                    info = os.stat(os.path.join(folder, name))
+                    rows.append([f"{where}/{name}", info.st_size, info.st_mtime_ns])
+    return rows
+
+
+class CompileCache:
+    """One cache slot: the key of a ``capc compile`` invocation and its entry file.
+
+    Build it with :meth:`for_invocation`; ``None`` means the invocation is not cacheable.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def for_invocation(
+        cls,
+        *,
+        stage: str,
+        model: str,
+        messages_text: str,
+        stages: Path | None,
+        models: Path | None,
+        metadata: str | None,
+    ) -> CompileCache | None:
+        """Return the slot of this invocation, or ``None`` when it is not cacheable.
+
+        Args:
+            stage: the stage name.
+            model: the model id.
+            messages_text: the caller's messages exactly as read ("" for none).
+            stages: stages.yaml in use, or ``None``.
+            models: models.yaml in use, or ``None``.
+            metadata: the ``--metadata`` value; only a local file is cacheable.
+        """
+        if metadata is None or "://" in metadata:
+            return None
+        meta = Path(metadata)
+        if not meta.is_file():
+            return None
+        digest = hashlib.sha256()
+        material: list[Any] = [
+            _FORMAT, sys.version, stage, model, messages_text,
+            _stat(meta.resolve()), _package_fingerprint(),
+        ]  # fmt: skip
+        for path in (stages, models):
+            material.append(
+                None
+                if path is None
+                else [str(path.resolve()), hashlib.sha256(path.read_bytes()).hexdigest()]
+            )
+        digest.update(json.dumps(material, sort_keys=True).encode())
+        root = Path(os.environ.get("CAPC_CACHE_DIR") or default_cache_dir())
+        return cls(root / "compiled" / f"{digest.hexdigest()}.json")
+
+    def get(self) -> dict[str, Any] | None:
+        """Return the stored entry (``{"json": ..., "text": ...}``) when it is still valid."""
+        try:
+            entry = json.loads(self.path.read_text(encoding="utf-8"))
+            for path, size, mtime in entry["deps"]:
+                if _stat(Path(path))[1:] != [size, mtime]:
+                    return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return {"json": entry["json"], "text": entry["text"]}
+
+    def put(self, payload: dict[str, Any], text: str, deps: Iterable[Path]) -> None:
+        """Store an entry atomically; a failure to write is ignored (the cache is optional)."""
+        try:
+            entry = {
+                "format": _FORMAT,
+                "deps": [_stat(p.resolve()) for p in deps],
+                "json": payload,
+                "text": text,
+            }
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(entry, fh, ensure_ascii=False)
+            os.replace(tmp, self.path)
+        except OSError:
+            return
+
+
+def contract_files(spec: str | None, base_dir: Path) -> Sequence[Path]:
+    """Return the source file of a stage's contract (``module:Class`` or ``file.py:Class``)."""
+    if spec is None:
+        return []
+    module = spec.split(":", 1)[0]
+    if module.endswith(".py"):
+        return [base_dir / module]
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return []
+    return [] if found is None or found.origin is None else [Path(found.origin)]

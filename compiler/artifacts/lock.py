@@ -1,0 +1,310 @@
+"""The lock file: every declared stage x model compiled ahead of time, as one JSON document.
+
+A runtime in any language reads the lock instead of running the compiler: for a stage
+and a model it takes ``request`` (the body without messages), puts the caller's
+messages after ``instructions`` (when not ``null``) and sends it. The document is
+deterministic (sorted keys, no clock readings), so a lock on disk can be compared
+byte for byte with a fresh one (``capc lock --check``) and two locks can be diffed
+(:mod:`compiler.artifacts.diff`).
+
+Shape (``format`` 1; the full JSON Schema is :func:`lock_json_schema`)::
+
+    {"$schema": LOCK_SCHEMA_ID, "format": 1,
+     "generator": {"name": "capability-compiler", "version": "0.1.0"},
+     "metadata": {"source": ..., "fetched_at": ..., "text": ...},
+     "stages": {STAGE: {MODEL: {"status": "ok" | "error", "request", "instructions",
+                                "report", "shown_sha256", "enforced_sha256",
+                                "metadata", "error"}}}}
+
+Metadata sources are recorded by file name only (``models-2026-08-19.json``), so the
+lock does not depend on the directory it was made from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from compiler.artifacts.lock_schema import (
+    LOCK_FORMAT,
+    LOCK_SCHEMA_ID,
+    LockDocument,
+)
+from compiler.errors import (
+    AdjustmentRefused,
+    AdjustmentWarning,
+    CompilerError,
+    ProjectionError,
+    PromptTooLongError,
+)
+from compiler.report import AdjustmentReport
+from compiler.request import CompiledRequest, compile_request
+from registry.errors import UnknownModelError
+from registry.metadata.catalog import Catalog
+from registry.resolve.resolver import Registry
+
+__all__ = [
+    "DEFAULT_LOCK_NAME",
+    "RECORDED_FAILURES",
+    "Compilation",
+    "LockFileError",
+    "build_lock",
+    "compile_all",
+    "dump_lock",
+    "read_lock",
+    "write_lock",
+]
+
+#: File name of the lock, written next to stages.yaml unless told otherwise.
+DEFAULT_LOCK_NAME = "capc.lock.json"
+
+#: Failures of one stage/model pair that are recorded in the lock instead of aborting:
+#: they depend on the model (its metadata, its dialect), not on the stage's declaration.
+RECORDED_FAILURES: tuple[type[Exception], ...] = (
+    AdjustmentRefused,
+    PromptTooLongError,
+    ProjectionError,
+    UnknownModelError,
+)
+
+class LockFileError(CompilerError):
+    """A file that should be a lock is unreadable, not JSON, or not in the lock format."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compilation:
+    """The outcome of compiling one stage for one model: a request or a recorded failure.
+
+    Attributes:
+        stage: the stage name.
+        model: the model id as listed in stages.yaml.
+        compiled: the compiled request, or ``None`` when the compilation failed.
+        error: the failure (one of :data:`RECORDED_FAILURES`), or ``None``.
+    """
+
+    stage: str
+    model: str
+    compiled: CompiledRequest | None = None
+    error: Exception | None = None
+
+    @property
+    def report(self) -> AdjustmentReport | None:
+        """The adjustment report; a refused compilation still has one."""
+        if self.compiled is not None:
+            return self.compiled.report
+        if isinstance(self.error, AdjustmentRefused):
+            return self.error.report
+        return None
+
+
+def compile_all(registry: Registry, *, stages: Sequence[str] | None = None) -> list[Compilation]:
+    """Compile each stage for each model its ``models`` list names, without messages.
+
+    ``warn`` policies do not issue :class:`AdjustmentWarning` here: the adjustments are
+    in every report anyway.
+
+    Args:
+        registry: metadata plus declarations.
+        stages: stage names to compile; ``None`` means every declared stage, in file order.
+
+    Returns:
+        One :class:`Compilation` per stage and model, in stages.yaml order.
+
+    Raises:
+        UnknownStageError: a name in ``stages`` is not declared.
+        ContractError: a stage's contract does not import (a declaration problem,
+            not a property of one model, so it aborts).
+    """
+    results: list[Compilation] = []
+    for stage in registry.stage_names() if stages is None else stages:
+        for model in registry.stage(stage).models:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", AdjustmentWarning)
+                try:
+                    compiled = compile_request(stage, model, registry=registry)
+                except RECORDED_FAILURES as exc:
+                    results.append(Compilation(stage, model, error=exc))
+                    continue
+            results.append(Compilation(stage, model, compiled=compiled))
+    return results
+
+
+def _tool_version() -> str:
+    try:
+        return importlib.metadata.version("capability-compiler")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _file_name(source: str) -> str:
+    """Return the file name of a local source (the lock stays directory-independent).
+
+    An ``http(s)://`` source is kept whole: its name alone would not say where it is.
+    """
+    if "://" in source and not source.startswith("file://"):
+        return source
+    return source.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or source
+
+
+def _catalog_metadata(catalog: Catalog) -> dict[str, Any]:
+    return {
+        "source": _file_name(catalog.source),
+        "fetched_at": catalog.fetched_at,
+        "text": catalog.describe(),
+    }
+
+
+def _portable_report(report: AdjustmentReport, catalog: Catalog) -> dict[str, Any]:
+    """Return the report as a dict, with metadata evidence naming the file only."""
+    data = report.to_dict()
+    for adjustment in data["adjustments"]:
+        evidence = adjustment["evidence"]
+        if evidence is not None and evidence["source"] == catalog.source:
+            evidence["source"] = _file_name(catalog.source)
+            evidence["text"] = evidence["text"].replace(catalog.source, evidence["source"])
+    return data
+
+
+def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
+    catalog = registry.catalog
+    report = item.report
+    metadata = _catalog_metadata(catalog)
+    entry: dict[str, Any] = {
+        "status": "error" if item.compiled is None else "ok",
+        "request": None,
+        "instructions": None,
+        "report": None if report is None else _portable_report(report, catalog),
+        "shown_sha256": None if report is None else report.shown_sha256,
+        "enforced_sha256": None if report is None else report.enforced_sha256,
+        "metadata": metadata,
+        "error": None,
+    }
+    if report is not None and item.model not in catalog:
+        metadata.update(source=None, fetched_at=None, text=report.metadata)
+    if item.compiled is not None:
+        entry["request"] = {k: v for k, v in item.compiled.body.items() if k != "messages"}
+        entry["instructions"] = item.compiled.instructions
+    else:
+        error = item.error
+        entry["error"] = {
+            "type": type(error).__name__,
+            "message": str(error),
+            "kinds": sorted(set(error.kinds)) if isinstance(error, AdjustmentRefused) else [],
+        }
+    return entry
+
+
+def build_lock(
+    registry: Registry, compilations: Sequence[Compilation] | None = None
+) -> dict[str, Any]:
+    """Build the lock document for a registry.
+
+    Args:
+        registry: metadata plus declarations (stages.yaml lists the models per stage).
+        compilations: results of :func:`compile_all` when already computed; ``None``
+            compiles now.
+
+    Returns:
+        The JSON-ready document (see the module docstring); serialise it with
+        :func:`dump_lock`.
+
+    Raises:
+        ContractError: a stage's contract does not import.
+    """
+    items = compile_all(registry) if compilations is None else compilations
+    stages: dict[str, dict[str, Any]] = {name: {} for name in registry.stage_names()}
+    for item in items:
+        stages.setdefault(item.stage, {})[item.model] = _entry(item, registry)
+    return {
+        "$schema": LOCK_SCHEMA_ID,
+        "format": LOCK_FORMAT,
+        "generator": {"name": "capability-compiler", "version": _tool_version()},
+        "metadata": _catalog_metadata(registry.catalog),
+        "stages": stages,
+    }
+
+
+def dump_lock(document: dict[str, Any]) -> str:
+    """Serialise a lock document canonically: sorted keys, two-space indent, final newline.
+
+    Args:
+        document: a document from :func:`build_lock`.
+
+    Returns:
+        The text to write; equal documents give equal text.
+    """
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_lock(text: str, path: str | Path) -> None:
+    """Write lock text atomically: a temporary file in the same directory, then ``os.replace``.
+
+    A reader sees the old lock or the new one, never a partial file. An existing
+    file's permission bits are kept; a new file gets ``0o644``.
+
+    Args:
+        text: the output of :func:`dump_lock`.
+        path: where the lock goes.
+
+    Raises:
+        OSError: the directory is not writable, or the disk is full.
+    """
+    target = Path(path)
+    try:
+        mode = target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def read_lock(path: str | Path) -> dict[str, Any]:
+    """Read and validate a lock file.
+
+    Args:
+        path: the lock file.
+
+    Returns:
+        The document as plain JSON data (as :func:`build_lock` returns it).
+
+    Raises:
+        LockFileError: the file cannot be read, is not JSON, or does not follow the
+            lock format (the message names the first offending key path).
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise LockFileError(f"{path}: cannot read the lock: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LockFileError(f"{path}: the lock is not valid JSON: {exc}") from exc
+    try:
+        LockDocument.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "<root>"
+        raise LockFileError(
+            f"{path}: not a capability-compiler lock (format {LOCK_FORMAT}): "
+            f"{where}: {first['msg']}"
+        ) from exc
+    result: dict[str, Any] = data
+    return result

@@ -1,0 +1,180 @@
+"""The lock file's format: its pydantic model, version and published JSON Schema.
+
+:class:`LockDocument` describes a whole ``capc.lock.json`` (see :mod:`compiler.artifacts.lock`
+for how one is made and read); :func:`lock_json_schema` is its JSON Schema, also
+published as ``docs/schema/lock.schema.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "LOCK_FORMAT",
+    "LOCK_SCHEMA_ID",
+    "LockDocument",
+    "lock_json_schema",
+]
+
+#: Version of the lock format; bumped on any incompatible change.
+LOCK_FORMAT = 1
+#: The ``$schema`` value of every lock document and the ``$id`` of its JSON Schema.
+LOCK_SCHEMA_ID = "urn:capability-compiler:lock:1"
+
+_SHA256 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class LockEvidence(_Strict):
+    """The source that decided an adjustment."""
+
+    layer: str
+    """``default``, ``metadata``, ``endpoints``, ``models.yaml`` or ``stages.yaml``."""
+    source: str
+    """Metadata file name, ``bundled seed``, or ``models.yaml:LINE``."""
+    field: str
+    """The metadata field or YAML key path holding the value."""
+    fetched_at: str | None
+    """Date of the metadata (ISO); ``null`` for YAML and built-in defaults."""
+    text: str
+    """The evidence as one readable line."""
+
+
+class LockAdjustment(_Strict):
+    """One change between what the stage asked for and what the request carries."""
+
+    kind: str
+    """Stable dotted slug, catalogued in docs/adjustments.md."""
+    path: str
+    """Dotted body path, or ``schema:`` plus a JSON Pointer into the contract schema."""
+    requested: Any
+    """What the stage asked for (``null``: nothing)."""
+    applied: Any
+    """What the request carries (``null``: omitted)."""
+    reason: str
+    """One sentence a person can act on."""
+    evidence: LockEvidence | None
+    """Where the deciding value came from; ``null`` for a rule of this library."""
+
+
+class LockReport(_Strict):
+    """The adjustment report of one compilation."""
+
+    stage: str
+    """The stage name."""
+    model: str
+    """The model id."""
+    metadata: str
+    """The metadata source and its date, as one line."""
+    rung: Literal["schema", "json", "prompt", "none"]
+    """Output enforcement reached (``none``: the stage has no contract)."""
+    shown_sha256: _SHA256 | None
+    """SHA-256 of the schema shown to the model."""
+    enforced_sha256: _SHA256 | None
+    """SHA-256 of the schema in ``response_format`` (rung ``schema`` only)."""
+    notes: list[str]
+    """Free-text notes."""
+    adjustments: list[LockAdjustment]
+    """In the order the compiler passes made them."""
+
+
+class LockMessage(_Strict):
+    """The instruction message; runtimes send ``[instructions, *their own messages]``."""
+
+    role: Literal["system"]
+    """Always ``system``."""
+    content: str
+    """The instruction text, with the output schema rendered into it."""
+
+
+class LockMetadata(_Strict):
+    """Which model metadata a compilation used."""
+
+    source: str | None
+    """File name of the models list, ``bundled seed``, or ``null`` for a model declared
+    whole in models.yaml."""
+    fetched_at: str | None
+    """Date of the metadata (ISO), ``null`` when unknown."""
+    text: str
+    """One readable line, as in the report."""
+
+
+class LockFailure(_Strict):
+    """Why a stage/model pair has no request."""
+
+    type: str
+    """Exception class: ``AdjustmentRefused``, ``PromptTooLongError``, ``ProjectionError``
+    or ``UnknownModelError``."""
+    message: str
+    """The error message."""
+    kinds: list[str]
+    """Adjustment kinds the stage's policy refused (``AdjustmentRefused`` only)."""
+
+
+class LockEntry(_Strict):
+    """One stage compiled for one model."""
+
+    status: Literal["ok", "error"]
+    """``ok``: ``request`` is usable; ``error``: see ``error``."""
+    request: dict[str, Any] | None
+    """The chat-completions body without ``messages``."""
+    instructions: LockMessage | None
+    """The message to put before the caller's messages, or ``null`` without a contract."""
+    report: LockReport | None
+    """The adjustment report (also kept for a refused compilation)."""
+    shown_sha256: _SHA256 | None
+    """SHA-256 of the schema shown to the model."""
+    enforced_sha256: _SHA256 | None
+    """SHA-256 of the schema the provider enforces."""
+    metadata: LockMetadata
+    """The metadata this pair was compiled from."""
+    error: LockFailure | None
+    """The failure, when ``status`` is ``error``."""
+
+
+class LockGenerator(_Strict):
+    """The tool that wrote the lock."""
+
+    name: Literal["capability-compiler"]
+    """Always ``capability-compiler``."""
+    version: str
+    """Its installed version."""
+
+
+class LockDocument(_Strict):
+    """A capability-compiler lock file: every declared stage x model, compiled."""
+
+    schema_id: Literal["urn:capability-compiler:lock:1"] = Field(alias="$schema")
+    """Identifies the format."""
+    format: Literal[1]
+    """Version of the lock format."""
+    generator: LockGenerator
+    """The tool and version that wrote the lock."""
+    metadata: LockMetadata
+    """The metadata catalog every pair was compiled from."""
+    stages: dict[str, dict[str, LockEntry]]
+    """Stage name -> model id -> entry."""
+
+
+def lock_json_schema() -> dict[str, Any]:
+    """Return the JSON Schema (Draft 2020-12) of the lock format.
+
+    Returns:
+        The schema, with ``$id`` :data:`LOCK_SCHEMA_ID`; also published as
+        ``docs/schema/lock.schema.json``.
+
+    >>> lock_json_schema()["$id"]
+    'urn:capability-compiler:lock:1'
+    """
+    schema = LockDocument.model_json_schema(by_alias=True)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": LOCK_SCHEMA_ID,
+        **schema,
+        "title": "capc.lock.json",
+    }

@@ -1,0 +1,223 @@
+"""``capc lock``, ``capc audit`` and ``capc diff``: the lock file, the audit matrix, diffs.
+
+Exit codes follow :mod:`compiler.cli.common`: 0 success (``diff``: nothing changed; ``lock
+--check``: the lock is up to date); 1 ``diff`` found changes or ``lock --check`` found
+the lock out of date or missing; 2 invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from compiler.cli.common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    CliError,
+    Handler,
+    add_common_options,
+    load_registry,
+)
+
+__all__ = ["register"]
+
+
+
+def register(sub: Any) -> dict[str, Handler]:
+    """Add the ``lock``, ``audit`` and ``diff`` subcommands to ``sub``.
+
+    Args:
+        sub: the ``capc`` subparsers object.
+
+    Returns:
+        Handlers by subcommand name; each returns the exit code.
+    """
+    lock = sub.add_parser(
+        "lock",
+        help="compile every stage for every listed model into a lock file",
+        description="Compile each stage for each model in its stages.yaml 'models' list and "
+        "write one deterministic JSON document (default: capc.lock.json next to stages.yaml).",
+    )
+    lock.add_argument("--output", metavar="PATH", help="where to write the lock")
+    lock.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when the lock on disk differs from a fresh one",
+    )
+    lock.add_argument(
+        "--schema", action="store_true", help="print the JSON Schema of the lock format"
+    )
+    add_common_options(lock)
+
+    audit = sub.add_parser(
+        "audit",
+        help="print a stage x model matrix of what each model receives, and its cost",
+        description="For each stage and listed model: enforcement rung, reasoning sent, "
+        "length limit, parameters dropped, adjustments by kind and the worst-case cost "
+        "of one call in USD.",
+    )
+    audit.add_argument("--stage", metavar="S", help="only this stage")
+    audit.add_argument("--model", metavar="GLOB", help="only model ids matching this glob")
+    add_common_options(audit)
+
+    diff = sub.add_parser(
+        "diff",
+        help="list the settings that changed between two lock files or two metadata snapshots",
+        description="Compare two lock files, or two OpenRouter models lists compiled against "
+        "the same models.yaml and stages.yaml. Exit 0 when nothing changed, 1 when something "
+        "did, 2 for unreadable or mixed inputs.",
+    )
+    diff.add_argument("old", metavar="OLD", help="old lock file or models list")
+    diff.add_argument("new", metavar="NEW", help="new lock file or models list")
+    add_common_options(diff)
+    return {"lock": _cmd_lock, "audit": _cmd_audit, "diff": _cmd_diff}
+
+
+def _cmd_lock(args: argparse.Namespace) -> int:
+    from compiler.artifacts.lock import (
+        DEFAULT_LOCK_NAME,
+        build_lock,
+        compile_all,
+        dump_lock,
+        write_lock,
+    )
+    from compiler.artifacts.lock_schema import lock_json_schema
+
+    if args.schema:
+        print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+        return EXIT_OK
+    registry = load_registry(args)
+    if registry.stages_file is None:
+        raise CliError("no stages.yaml here; give --stages PATH", EXIT_INPUT)
+    output = (
+        Path(args.output)
+        if args.output
+        else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
+    )
+    items = compile_all(registry)
+    document = build_lock(registry, items)
+    text = dump_lock(document)
+    failed = [
+        {"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: {i.error}"}
+        for i in items
+        if i.error is not None
+    ]
+    summary: dict[str, Any] = {"path": str(output), "pairs": len(items), "failed": failed}
+    if args.check:
+        return _check(output, text, document, summary, args.json)
+    try:
+        write_lock(text, output)
+    except OSError as exc:
+        raise CliError(
+            f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
+        ) from exc
+    if args.json:
+        print(json.dumps({**summary, "written": True}, indent=2))
+    else:
+        print(f"wrote {output}: {len(items)} stage/model pair(s), {len(failed)} failed")
+        for failure in failed:
+            print(f"  {failure['stage']} / {failure['model']}: {failure['error']}")
+    return EXIT_OK
+
+
+def _check(
+    output: Path, text: str, document: dict[str, Any], summary: dict[str, Any], as_json: bool
+) -> int:
+    from compiler.artifacts.diff import count_pairs, diff_locks, render_changes
+    from compiler.artifacts.lock import LockFileError, read_lock
+
+    try:
+        current = output.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = None
+    if current == text:
+        if as_json:
+            print(json.dumps({**summary, "up_to_date": True, "changes": []}, indent=2))
+        else:
+            print(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
+        return EXIT_OK
+    changes: list[Any] = []
+    why = "does not exist"
+    if current is not None:
+        try:
+            old = read_lock(output)
+        except LockFileError as exc:
+            why = f"is not a valid lock ({exc})"
+        else:
+            changes = diff_locks(old, document)
+            why = (
+                f"is out of date: {len(changes)} setting(s) changed"
+                if changes
+                else "is out of date: no setting changed, but its generator version, "
+                "metadata or formatting differs"
+            )
+            if not as_json:
+                print(
+                    render_changes(
+                        changes,
+                        old_label=f"{output} ({old['metadata']['text']})",
+                        new_label=f"fresh compile ({document['metadata']['text']})",
+                        pairs=count_pairs(old, document),
+                    )
+                )
+    if as_json:
+        payload = {**summary, "up_to_date": False, "changes": [c.to_dict() for c in changes]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    print(f"capc: lock {output} {why}; run 'capc lock' to update it", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from compiler.artifacts.audit import audit, audit_to_json, render_audit
+
+    registry = load_registry(args)
+    rows = audit(registry, stage=args.stage, model=args.model)
+    print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
+    return EXIT_OK
+
+
+def _label(location: str, document: dict[str, Any]) -> str:
+    text = str(document["metadata"]["text"])
+    if text.split(" ", 1)[0] == Path(location).name:
+        return text
+    return f"{location} ({text})"
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from compiler.artifacts.diff import count_pairs, diff_locks, load_locks, render_changes
+    from compiler.artifacts.lock import LockFileError
+
+    if args.metadata is not None:
+        raise CliError(
+            "--metadata does not apply to diff: OLD and NEW are the metadata (or locks)",
+            EXIT_INPUT,
+        )
+    try:
+        old, new = load_locks(
+            args.old,
+            args.new,
+            lambda location: load_registry(
+                argparse.Namespace(**{**vars(args), "metadata": location})
+            ),
+        )
+    except LockFileError as exc:
+        raise CliError(str(exc), EXIT_INPUT) from exc
+    changes = diff_locks(old, new)
+    old_label, new_label = _label(args.old, old), _label(args.new, new)
+    pairs = count_pairs(old, new)
+    if args.json:
+        payload = {
+            "old": old_label,
+            "new": new_label,
+            "pairs": pairs,
+            "changed": bool(changes),
+            "changes": [c.to_dict() for c in changes],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(render_changes(changes, old_label=old_label, new_label=new_label, pairs=pairs))
+    return EXIT_FAILED if changes else EXIT_OK

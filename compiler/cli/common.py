@@ -1,0 +1,84 @@
+"""What every ``capc`` command shares: exit codes, the input error and the common options.
+
+Exit codes: 0 success; 1 the compilation was refused or failed (a stage policy
+refused an adjustment, the prompt does not fit, the contract cannot be projected);
+2 invalid input (usage, unknown stage or model, invalid YAML, unreadable metadata
+or messages). Errors go to stderr as one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_FAILED",
+    "EXIT_INPUT",
+    "EXIT_OK",
+    "CliError",
+    "Handler",
+    "add_common_options",
+    "default_path",
+    "load_registry",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+#: 128 + SIGPIPE, what a shell reports for a program whose reader closed the pipe.
+EXIT_BROKEN_PIPE = 141
+
+
+class CliError(Exception):
+    """An input problem a handler reports as one stderr line with an exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--metadata``, ``--models``, ``--stages`` and ``--json`` to a subcommand."""
+    parser.add_argument(
+        "--metadata",
+        metavar="PATH",
+        help="OpenRouter models list: a file path, file:// or http(s):// URL; default: "
+        "OpenRouter's list through the cache (fresh cache, fetch, stale cache, bundled seed)",
+    )
+    parser.add_argument(
+        "--models", metavar="PATH", help="models.yaml (default: ./models.yaml when present)"
+    )
+    parser.add_argument(
+        "--stages", metavar="PATH", help="stages.yaml (default: ./stages.yaml when present)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+#: A subcommand handler: takes the parsed arguments, returns the exit code.
+Handler = Callable[[argparse.Namespace], int]
+
+
+def default_path(given: str | None, name: str) -> Path | None:
+    if given is not None:
+        path = Path(given)
+        if path.is_dir():
+            raise CliError(f"{given}: is a directory; expected the path of {name}", EXIT_INPUT)
+        if not path.is_file():
+            raise CliError(f"{given}: no such file", EXIT_INPUT)
+        return path
+    path = Path(name)
+    return path if path.is_file() else None
+
+
+def load_registry(args: argparse.Namespace) -> Any:
+    """Load the registry named by the common options (see :func:`add_common_options`)."""
+    from registry.resolve.resolver import Registry
+
+    return Registry.load(
+        metadata=args.metadata,
+        models=default_path(args.models, "models.yaml"),
+        stages=default_path(args.stages, "stages.yaml"),
+    )
+
+

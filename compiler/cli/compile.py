@@ -1,0 +1,141 @@
+"""``capc compile`` and ``capc explain``: one stage for one model, the request and its report.
+
+``compile`` prints the request body, then the adjustment report (``--json``: one object
+with both); a compile from a local metadata file is kept in the compile cache
+(:mod:`compiler.artifacts.compile_cache`). ``explain`` prints only the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from compiler.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    CliError,
+    Handler,
+    add_common_options,
+    default_path,
+    load_registry,
+)
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> dict[str, Handler]:
+    """Add the ``compile`` and ``explain`` subcommands to ``sub``."""
+    comp = sub.add_parser(
+        "compile",
+        help="compile STAGE for MODEL and print the request",
+        description="Compile STAGE for MODEL: print the request body, then the adjustment report.",
+    )
+    comp.add_argument("stage", metavar="STAGE")
+    comp.add_argument("model", metavar="MODEL")
+    comp.add_argument(
+        "--messages",
+        metavar="FILE|-",
+        help='JSON list of chat messages (or {"messages": [...]}); - reads stdin',
+    )
+    comp.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile afresh: neither read nor write the compile cache (docs/performance.md)",
+    )
+    add_common_options(comp)
+    explain = sub.add_parser(
+        "explain",
+        help="print the adjustment report of STAGE for MODEL as a readable table",
+        description="Compile STAGE for MODEL and print only the adjustment report: each "
+        "setting that differs from the stage's intent, with the reason and the evidence.",
+    )
+    explain.add_argument("stage", metavar="STAGE")
+    explain.add_argument("model", metavar="MODEL")
+    explain.add_argument("--messages", metavar="FILE|-", help="as for capc compile")
+    add_common_options(explain)
+    return {"compile": _cmd_compile, "explain": _cmd_explain}
+
+
+def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
+    if spec is None:
+        return "", []
+    where = "stdin" if spec == "-" else spec
+    try:
+        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
+        data = json.loads(text)
+    except OSError as exc:
+        raise CliError(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"{where}: messages are not UTF-8 text (byte {exc.start})", EXIT_INPUT
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}", EXIT_INPUT
+        ) from exc
+    if isinstance(data, dict) and "messages" in data:
+        data = data["messages"]
+    if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):
+        raise CliError(
+            f"{where}: expected a JSON list of messages, each an object with a 'role'", EXIT_INPUT
+        )
+    return text, data
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    text_in, messages = _read_messages(args.messages)
+    stages = default_path(args.stages, "stages.yaml")
+    models = default_path(args.models, "models.yaml")
+    slot = None
+    if not args.no_cache:
+        from compiler.artifacts.compile_cache import CompileCache
+
+        slot = CompileCache.for_invocation(
+            stage=args.stage, model=args.model, messages_text=text_in, stages=stages,
+            models=models, metadata=args.metadata,
+        )  # fmt: skip
+        hit = None if slot is None else slot.get()
+        if hit is not None:
+            _print_compiled(args, hit["json"], hit["text"])
+            return EXIT_OK
+    from compiler.artifacts.compile_cache import contract_files
+    from compiler.request import compile_request
+    from registry.resolve.resolver import Registry
+
+    registry = Registry.load(metadata=args.metadata, models=models, stages=stages)
+    compiled = compile_request(args.stage, args.model, messages, registry=registry)
+    report = compiled.report
+    payload = {
+        "request": compiled.body,
+        "adjustments": [a.to_dict() for a in report.adjustments],
+        "report": report.to_dict(),
+    }
+    text = json.dumps(compiled.body, indent=2, ensure_ascii=False) + "\n\n" + report.to_text()
+    _print_compiled(args, payload, text)
+    decl = registry.stage(args.stage)
+    if slot is not None and not decl.policy:
+        slot.put(payload, text, contract_files(decl.contract, registry.stage_dir()))
+    return EXIT_OK
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from compiler.request import compile_request
+
+    _, messages = _read_messages(args.messages)
+    registry = load_registry(args)
+    report = compile_request(args.stage, args.model, messages, registry=registry).report
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(report.to_text())
+    return EXIT_OK
+
+
+def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+    if args.json:
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(text)

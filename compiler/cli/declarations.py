@@ -1,0 +1,138 @@
+"""``capc show``, ``capc check`` and ``capc schema``: the declarations, explained."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from decimal import Decimal
+from typing import Any
+
+from compiler.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    CliError,
+    Handler,
+    add_common_options,
+    load_registry,
+)
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> dict[str, Handler]:
+    """Add the ``show``, ``check`` and ``schema`` subcommands to ``sub``."""
+    show = sub.add_parser(
+        "show",
+        help="print a model's resolved capabilities, each value with its source",
+        description="Print every effective capability of MODEL (for STAGE when given), "
+        "each with the layer and file:line or metadata field it came from.",
+    )
+    show.add_argument("model", metavar="MODEL")
+    show.add_argument("--stage", metavar="STAGE", help="apply this stage's per-model overrides")
+    add_common_options(show)
+    check = sub.add_parser(
+        "check",
+        help="validate models.yaml and stages.yaml and cross-check them with metadata",
+        description="Validate both YAML files, import every stage's contract, and check "
+        "that every model id they name is published or declared whole. Exit 0 when all "
+        "is well, 2 when a problem was found.",
+    )
+    add_common_options(check)
+    schema = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of models.yaml or stages.yaml",
+        description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...).",
+    )
+    schema.add_argument("which", choices=("models", "stages"))
+    return {"show": _cmd_show, "check": _cmd_check, "schema": _cmd_schema}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    registry = load_registry(args)
+    model = registry.resolve(args.model, args.stage)
+    rows: list[dict[str, Any]] = []
+    for path in sorted(model.values):
+        source = model.provenance.get(path)
+        rows.append(
+            {
+                "path": path,
+                "value": _plain(model.values[path]),
+                "source": None if source is None else source.to_dict(),
+            }
+        )
+    if args.json:
+        payload = {
+            "model": model.id,
+            "stage": args.stage,
+            "metadata": registry.catalog.describe(),
+            "declared_only": model.declared_only,
+            "values": rows,
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    header = f"{model.id}" + (f" (stage {args.stage})" if args.stage else "")
+    print(header)
+    print(f"metadata: {registry.catalog.describe()}")
+    width = max(len(r["path"]) for r in rows)
+    for row in rows:
+        value = json.dumps(row["value"], ensure_ascii=False)
+        print(f"  {row['path'].ljust(width)}  {value}  <- {model.provenance.get(row['path'])}")
+    return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from compiler.errors import ContractError
+    from compiler.intent import Intent
+    from compiler.kinds import policy_key_problem
+    from registry.resolve.checks import check_model_ids
+
+    registry = load_registry(args)
+    if registry.models_file is None and registry.stages_file is None:
+        raise CliError(
+            "neither models.yaml nor stages.yaml found in the current directory; "
+            "give their paths with --models and --stages",
+            EXIT_INPUT,
+        )
+    problems = [str(p) for p in check_model_ids(registry)]
+    stages = registry.stages_file
+    for name in registry.stage_names():
+        for key in registry.stage(name).policy:
+            problem = policy_key_problem(key)
+            if problem is not None and stages is not None:
+                problems.append(
+                    str(stages.document.error(problem, ("stages", name, "policy", key)))
+                )
+        try:
+            Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
+        except ContractError as exc:
+            assert stages is not None
+            problems.append(str(stages.document.error(str(exc), ("stages", name, "contract"))))
+    if args.json:
+        print(json.dumps({"ok": not problems, "problems": problems}, indent=2))
+    elif problems:
+        for problem in problems:
+            print(f"capc: error: {problem}", file=sys.stderr)
+    else:
+        declared = 0 if registry.models_file is None else len(registry.models_file.models)
+        print(
+            f"ok: {declared} model declarations, {len(registry.stage_names())} stages, "
+            f"checked against {registry.catalog.describe()}"
+        )
+    return EXIT_INPUT if problems else EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from registry.declarations.schema import models_json_schema, stages_json_schema
+
+    schema = models_json_schema() if args.which == "models" else stages_json_schema()
+    print(json.dumps(schema, indent=2, ensure_ascii=False))
+    return EXIT_OK

@@ -1,0 +1,91 @@
+"""The ``capc`` command line: the parser, the dispatch to each command, and exit codes.
+
+Each command group lives in its own module with ``register(subparsers) -> {name:
+handler}``; a handler takes the parsed arguments and returns the exit code. Exit codes
+and the error line on stderr are described in :mod:`compiler.cli.common`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from compiler.cli import artifacts, declarations, metadata
+from compiler.cli import compile as compile_commands
+from compiler.cli.common import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INPUT, CliError, Handler
+
+__all__ = ["main", "run"]
+
+#: The command groups, in the order ``capc --help`` lists them.
+_COMMAND_MODULES = (compile_commands, declarations, artifacts, metadata)
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
+    parser = argparse.ArgumentParser(
+        prog="capc",
+        description="Compile provider-neutral stage intent into OpenRouter requests "
+        "each model supports, and report every adjustment.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    handlers: dict[str, Handler] = {}
+    for module in _COMMAND_MODULES:
+        handlers.update(module.register(sub))
+    return parser, handlers
+
+
+def _error_code(exc: Exception) -> int | None:
+    from compiler.errors import CompilerError, ContractError, ReplyValidationError
+    from registry.errors import RegistryError
+
+    if isinstance(exc, RegistryError | ContractError | ReplyValidationError):
+        return EXIT_INPUT
+    if isinstance(exc, CompilerError):
+        return EXIT_FAILED
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``capc`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    parser, handlers = _parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return handlers[args.command](args)
+    except BrokenPipeError:
+        # The reader went away (``capc models | head``): stop quietly, like other tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except CliError as exc:
+        return _die(str(exc), exc.code)
+    except Exception as exc:
+        code = _error_code(exc)
+        if code is None:
+            raise
+        return _die(str(exc), code)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    print(f"capc: warning: {message}", file=sys.stderr)
+
+
+def _die(message: str, code: int) -> int:
+    print(f"capc: error: {message}", file=sys.stderr)
+    return code
+
+
+def run() -> NoReturn:
+    """Console-script entry point: exit with :func:`main`'s code."""
+    sys.exit(main())

@@ -1,0 +1,359 @@
+"""``capc refresh``, ``capc models`` and ``capc cache``: the metadata sources at work.
+
+``refresh`` fetches OpenRouter's models list (and, with ``--endpoints``, some models'
+endpoints) into the cache; it exits 1 when a fetch failed and an older copy is still
+being served. ``models`` lists the catalog in use as a table (or JSON). ``cache info``
+and ``cache clear`` show and empty the cache. Every fallback is said in one stderr line;
+network faults never produce a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from compiler.cli.common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    CliError,
+    Handler,
+    add_common_options,
+    load_registry,
+)
+
+if TYPE_CHECKING:
+    from registry.metadata.catalog import Catalog
+    from registry.metadata.shapes import ModelInfo
+    from registry.sources.settings import Settings
+
+__all__ = ["register"]
+
+
+
+def register(sub: Any) -> dict[str, Handler]:
+    """Add the ``refresh``, ``models`` and ``cache`` subcommands.
+
+    Args:
+        sub: the ``capc`` subparsers object.
+
+    Returns:
+        The handlers by subcommand name.
+    """
+    refresh = sub.add_parser(
+        "refresh",
+        help="fetch OpenRouter's models list (and endpoints) into the cache",
+        description="Fetch GET {base_url}/models, and GET .../models/MODEL/endpoints for "
+        "each --endpoints MODEL, into the cache, even when the cached copy is still "
+        "fresh. A payload that fails the integrity guard never replaces the cached copy. "
+        "Exit 0 when everything was fetched, 1 when an older copy is still served.",
+    )
+    refresh.add_argument(
+        "--endpoints",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="MODEL",
+        help="also refresh these models' per-provider endpoints",
+    )
+    refresh.add_argument("--json", action="store_true", help="print one JSON object")
+
+    models = sub.add_parser(
+        "models",
+        help="list the models of the metadata in use",
+        description="List models as published in the metadata in use (cache, fetch, "
+        "file or seed): id, context window and output limit in tokens, structured "
+        "outputs, reasoning efforts.",
+    )
+    models.add_argument("--search", metavar="TEXT", help="only ids or names containing TEXT")
+    models.add_argument(
+        "--supports",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="PARAM",
+        help="only models whose supported_parameters list every PARAM",
+    )
+    add_common_options(models)
+
+    cache = sub.add_parser(
+        "cache",
+        help="show or clear the metadata cache",
+        description="info: the cache directory, its size and every entry with its age; "
+        "clear: remove every entry.",
+    )
+    cache.add_argument("action", choices=("info", "clear"))
+    cache.add_argument("--json", action="store_true", help="print one JSON object")
+    return {"refresh": _cmd_refresh, "models": _cmd_models, "cache": _cmd_cache}
+
+
+def _progress(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Progress lines on stderr, only on a terminal and not in --json mode."""
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        return None
+
+    def show(line: str) -> None:
+        print(f"capc: {line} ...", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _note(message: str) -> None:
+    print(f"capc: {message}", file=sys.stderr)
+
+
+@contextmanager
+def _notes_printed_here() -> Iterator[None]:
+    """Silence the sources' own log lines: these commands print each note once, themselves."""
+    logger = logging.getLogger("registry.sources")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = was
+
+
+# -- refresh ----------------------------------------------------------------------
+
+
+def _cmd_refresh(args: argparse.Namespace) -> int:
+    from registry.sources.settings import load_settings
+
+    settings = load_settings()
+    if settings.offline:
+        raise CliError("refresh needs the network, but CAPC_OFFLINE is set", EXIT_INPUT)
+    with _notes_printed_here():
+        return _refresh(args, settings)
+
+
+def _refresh(args: argparse.Namespace, settings: Settings) -> int:
+    from registry.sources.load import load_endpoints_result, load_metadata
+
+    progress = _progress(args)
+    catalog = load_metadata(None, settings=settings, refresh=True, progress=progress)
+    ok = catalog.origin == "fetch"
+    models_row = {
+        "source": catalog.source,
+        "origin": catalog.origin,
+        "fetched_at": catalog.fetched_at,
+        "stale": catalog.stale,
+        "count": len(catalog),
+        "note": catalog.note,
+    }
+    lines = []
+    if ok:
+        lines.append(f"models: fetched {len(catalog)} models from {catalog.describe()}")
+    else:
+        lines.append(f"models: kept {len(catalog)} models from {catalog.describe()}")
+    endpoint_rows = []
+    failures = [] if ok else [f"refresh failed: {catalog.note}"]
+    for model_id in args.endpoints:
+        result = load_endpoints_result(model_id, settings=settings, refresh=True, progress=progress)
+        count = None if result.endpoints is None else len(result.endpoints.endpoints)
+        endpoint_rows.append(
+            {
+                "model": model_id,
+                "origin": result.origin,
+                "fetched_at": result.fetched_at,
+                "stale": result.stale,
+                "count": count,
+                "note": result.note,
+            }
+        )
+        if result.origin == "fetch":
+            lines.append(f"endpoints of {model_id}: fetched {count} endpoints")
+        else:
+            ok = False
+            failures.append(f"refresh failed: {result.note}")
+            if result.endpoints is not None:
+                lines.append(
+                    f"endpoints of {model_id}: kept {count} endpoints "
+                    f"({result.origin}, as of {result.fetched_at})"
+                )
+    if args.json:
+        payload = {"ok": ok, "models": models_row, "endpoints": endpoint_rows}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        for line in lines:
+            print(line)
+    for failure in failures:
+        _note(failure)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+# -- models -----------------------------------------------------------------------
+
+
+def _efforts(model: ModelInfo) -> list[str] | None:
+    """Published reasoning efforts: a list, ``["*"]`` for "any", ``None`` when none."""
+    info = model.reasoning
+    if info is None or not info.efforts_published:
+        return None
+    return ["*"] if info.supported_efforts is None else list(info.supported_efforts)
+
+
+def _row(model: ModelInfo) -> dict[str, Any]:
+    params = model.supported_parameters
+    top = model.top_provider
+    return {
+        "id": model.id,
+        "name": model.name,
+        "context_length": model.context_length or None,
+        "max_output_tokens": None if top is None else top.max_completion_tokens,
+        "structured_outputs": None if params is None else "structured_outputs" in params,
+        "reasoning": None if params is None else "reasoning" in params,
+        "reasoning_mandatory": None if model.reasoning is None else model.reasoning.mandatory,
+        "reasoning_efforts": _efforts(model),
+        "supported_parameters": None if params is None else list(params),
+    }
+
+
+def _check_params(wanted: Iterable[str], catalog: Catalog) -> None:
+    from registry.errors import closest
+
+    known: set[str] = set()
+    for model in catalog.models.values():
+        known.update(model.supported_parameters or ())
+    for param in wanted:
+        if param not in known:
+            hint = closest(param, sorted(known))
+            more = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+            raise CliError(
+                f"--supports {param}: no model in {catalog.describe()} lists it{more}",
+                EXIT_INPUT,
+            )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ",".join(value) if value else "-"
+    return str(value)
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from registry.sources.fallback import reporting_progress
+
+    with reporting_progress(_progress(args)), _notes_printed_here():
+        registry = load_registry(args)
+    catalog: Catalog = registry.catalog
+    _check_params(args.supports, catalog)
+    needle = (args.search or "").lower()
+    rows = []
+    for model in catalog.models.values():
+        if needle and needle not in model.id.lower() and needle not in (model.name or "").lower():
+            continue
+        params = set(model.supported_parameters or ())
+        if any(p not in params for p in args.supports):
+            continue
+        rows.append(_row(model))
+    if args.json:
+        payload = {
+            "metadata": {
+                "describe": catalog.describe(),
+                "source": catalog.source,
+                "origin": catalog.origin,
+                "fetched_at": catalog.fetched_at,
+                "stale": catalog.stale,
+                "note": catalog.note,
+            },
+            "models": rows,
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    table = [("ID", "CONTEXT", "MAX OUTPUT", "STRUCTURED", "REASONING EFFORTS")]
+    for row in rows:
+        efforts = _cell(row["reasoning_efforts"])
+        if row["reasoning_mandatory"]:
+            efforts += " (mandatory)"
+        table.append(
+            (
+                row["id"],
+                _cell(row["context_length"]),
+                _cell(row["max_output_tokens"]),
+                _cell(row["structured_outputs"]),
+                efforts,
+            )
+        )
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
+    print(f"{len(rows)} of {len(catalog)} models; metadata: {catalog.describe()}")
+    if catalog.note:
+        _note(f"note: {catalog.note}")
+    return EXIT_OK
+
+
+# -- cache ------------------------------------------------------------------------
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from registry.metadata.catalog import format_age
+    from registry.sources.load import open_cache
+    from registry.sources.settings import load_settings
+
+    settings = load_settings()
+    directory = settings.cache_dir
+    if not directory.exists():
+        if args.json:
+            payload = {"directory": str(directory), "exists": False, "entries": []}
+            print(json.dumps(payload, indent=2))
+        else:
+            print(f"no cache at {directory}")
+        return EXIT_OK
+    with open_cache(settings) as cache:
+        if args.action == "clear":
+            removed = cache.clear()
+            compiled = directory / "compiled"  # capc compile's result cache
+            if compiled.is_dir():
+                removed += sum(1 for _ in compiled.glob("*.json"))
+                shutil.rmtree(compiled, ignore_errors=True)
+            if args.json:
+                print(json.dumps({"directory": str(directory), "removed": removed}, indent=2))
+            else:
+                print(f"removed {removed} entries from {directory}")
+            return EXIT_OK
+        entries = cache.entries()
+        volume = cache.volume()
+    rows: list[dict[str, Any]] = [
+        {
+            "source": e.source,
+            "kind": e.kind,
+            "count": e.count,
+            "fetched_at": e.fetched_at.isoformat(timespec="seconds"),
+            "age_seconds": int(e.age().total_seconds()),
+            "fresh": e.is_fresh(settings.ttl),
+            "bytes": len(e.payload),
+        }
+        for e in entries
+    ]
+    if args.json:
+        payload = {
+            "directory": str(directory),
+            "exists": True,
+            "bytes": volume,
+            "ttl_seconds": settings.ttl,
+            "entries": rows,
+        }
+        print(json.dumps(payload, indent=2))
+        return EXIT_OK
+    print(f"cache: {directory} ({volume} bytes, TTL {format_age(settings.ttl)})")
+    if not rows:
+        print("no entries")
+    for row in rows:
+        state = "fresh" if row["fresh"] else "stale"
+        print(
+            f"{row['kind']:<9}  {row['count']:>5}  {row['fetched_at']}  "
+            f"{format_age(row['age_seconds']):>8} old  {state}  {row['source']}"
+        )
+    return EXIT_OK

@@ -1,0 +1,225 @@
+"""Token budget: ``max_tokens = output_tokens + reasoning budget``, within the model's limits.
+
+Reasoning tokens count as output tokens, so the reasoning budget is added on top of
+the answer budget (https://openrouter.ai/docs/guides/best-practices/reasoning-tokens).
+The total is clamped to the model's ``max_completion_tokens`` and to
+``context_length`` minus the estimated prompt
+(https://openrouter.ai/docs/api_reference/parameters: "The maximum value is the
+context length minus the prompt length"). When clamped, the reasoning budget shrinks
+first, staying at or above its minimum and strictly below ``max_tokens``; if it
+cannot, reasoning is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from compiler.errors import PromptTooLongError
+from compiler.passes.draft import Draft
+
+__all__ = ["CHARS_PER_TOKEN", "apply_budget", "estimate_prompt_tokens", "prompt_tokens"]
+
+#: The estimator's characters per token. Three is deliberately below the usual ~4 of
+#: English prose so that JSON schemas and code are not underestimated.
+CHARS_PER_TOKEN = 3
+#: Tokens added per message for role and framing.
+TOKENS_PER_MESSAGE = 4
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                total += len(part["text"])
+            else:
+                total += len(json.dumps(part, default=str))
+        return total
+    return 0 if content is None else len(json.dumps(content, default=str))
+
+
+def estimate_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
+    """Estimate the prompt size in tokens: ``ceil(characters / 3) + 4`` per message.
+
+    Args:
+        messages: chat messages; ``content`` may be a string or a list of parts.
+
+    >>> estimate_prompt_tokens([{"role": "user", "content": "x" * 30}])
+    14
+    """
+    total = 0
+    for message in messages:
+        total += math.ceil(_content_chars(message.get("content")) / CHARS_PER_TOKEN)
+        total += TOKENS_PER_MESSAGE
+    return total
+
+
+def prompt_tokens(
+    instructions: str | None, messages: Iterable[Mapping[str, Any]], declared: int | None
+) -> int:
+    """Estimate a request's prompt in tokens: the instruction message plus the caller's
+    messages, or the stage's ``estimated_prompt_tokens`` plus the instructions when larger.
+    """
+    shown = [] if instructions is None else [{"content": instructions}]
+    estimate = estimate_prompt_tokens([*shown, *messages])
+    if declared is not None:
+        estimate = max(estimate, declared + estimate_prompt_tokens(shown))
+    return estimate
+
+
+def _prompt_tokens(draft: Draft) -> int:
+    return prompt_tokens(draft.instructions, draft.messages, draft.intent.estimated_prompt_tokens)
+
+
+def apply_budget(draft: Draft) -> None:
+    """Set the length limit and fit the reasoning budget under it.
+
+    Raises:
+        PromptTooLongError: the estimated prompt alone reaches ``context_length``.
+    """
+    model = draft.model
+    out = draft.intent.output_tokens
+    prompt = _prompt_tokens(draft)
+    draft.prompt_tokens = prompt
+    context = model.context_length
+    if context is not None and prompt >= context:
+        raise PromptTooLongError(
+            f"the prompt (about {prompt} tokens) does not fit in the context of "
+            f"{model.id} ({context} tokens); shorten it or choose a model with a longer context",
+            prompt_tokens=prompt,
+            context_length=context,
+        )
+    limits: list[tuple[int, str, str]] = []
+    if model.max_completion_tokens is not None:
+        limits.append(
+            (
+                model.max_completion_tokens,
+                "limits.max_completion_tokens",
+                "the model's max_completion_tokens",
+            )
+        )
+    if context is not None:
+        limits.append(
+            (
+                context - prompt,
+                "limits.context_length",
+                f"context_length {context} minus about {prompt} prompt tokens",
+            )
+        )
+    cap = draft.intent.max_tokens
+    if cap is not None:
+        limits.append((cap, "", "the stage's max_tokens cap"))
+    limit, limit_path, limit_text = min(limits) if limits else (None, "", "")
+    budget = draft.reasoning_budget
+    if out is None:
+        if limit is None:
+            return
+        total = limit
+        ceiling = model.max_completion_tokens
+        if ceiling is not None and ceiling > limit:
+            draft.adjust(
+                "tokens.clamped",
+                "max_tokens",
+                ceiling,
+                limit,
+                f"the model's maximum {ceiling} exceeds {limit_text}",
+                model.source_of(limit_path),
+            )
+        else:
+            draft.adjust(
+                "tokens.filled",
+                "max_tokens",
+                None,
+                total,
+                f"the stage sets no output_tokens; using the most allowed ({limit_text})",
+                model.source_of(limit_path),
+            )
+    else:
+        total = out + budget
+        if limit is not None and total > limit:
+            draft.adjust(
+                "tokens.clamped",
+                "max_tokens",
+                total,
+                limit,
+                f"{total} tokens (answer {out} + reasoning {budget}) exceed {limit_text}",
+                model.source_of(limit_path),
+            )
+            total = limit
+    if out is not None:
+        # The result holds for every prompt that leaves the context limit unbinding.
+        others = [lim for lim, path, _ in limits if path != "limits.context_length"]
+        unclamped = min([out + budget, *others])
+        if context is None:
+            draft.prompt_ceiling = sys.maxsize
+        elif unclamped <= context - prompt:
+            draft.prompt_ceiling = context - unclamped
+    reasoning = draft.params.get("reasoning")
+    if isinstance(reasoning, dict) and "max_tokens" in reasoning:
+        _fit_reasoning_budget(draft, reasoning, total, out)
+    elif budget and out is not None and total - out < budget:
+        draft.reasoning_budget = max(total - out, 0)
+    _set_length(draft, total)
+
+
+def _fit_reasoning_budget(
+    draft: Draft, reasoning: dict[str, Any], total: int, out: int | None
+) -> None:
+    caps = draft.model.reasoning
+    budget = int(reasoning["max_tokens"])
+    floor = caps.budget_min or 1
+    if out is not None:
+        if budget <= total - out:
+            return
+        target = max(total - out, floor)
+    else:
+        if budget < total:
+            return
+        target = max(total // 2, floor)
+    if target < total:
+        reasoning["max_tokens"] = target
+        draft.reasoning_budget = target
+        draft.adjust(
+            "reasoning.budget_clamped",
+            "reasoning.max_tokens",
+            budget,
+            target,
+            f"the reasoning budget must stay below max_tokens {total}",
+            draft.model.source_of("reasoning.budget_min"),
+        )
+        return
+    del draft.params["reasoning"]
+    draft.reasoning_on = not caps.can_disable
+    draft.reasoning_budget = 0
+    draft.adjust(
+        "reasoning.dropped",
+        "reasoning",
+        reasoning,
+        None,
+        f"the minimum reasoning budget {floor} does not fit below max_tokens {total}",
+        draft.model.source_of("reasoning.budget_min"),
+    )
+
+
+def _set_length(draft: Draft, total: int) -> None:
+    model = draft.model
+    for key in ("max_tokens", "max_completion_tokens"):
+        if model.supports(key):
+            draft.params[key] = total
+            return
+    if draft.intent.output_tokens is not None:
+        draft.adjust(
+            "tokens.no_length_param",
+            "max_tokens",
+            total,
+            None,
+            "the model lists neither max_tokens nor max_completion_tokens, "
+            "so no length limit can be sent",
+            model.parameter_evidence("max_tokens"),
+        )

@@ -1,0 +1,199 @@
+"""Parse a model's reply: undo the projection, then validate with the original contract.
+
+:func:`parse_reply` removes an optional code fence, parses the JSON, unwraps a
+wrapped root, turns the nulls the projection introduced back into absent fields
+(so the contract's defaults apply), and validates with the contract's
+``TypeAdapter`` in JSON mode. The contract is the authority, whatever the
+provider enforced: constraints a dialect could not carry (``pattern``,
+``maxLength`` ...) are checked here.
+
+Errors carry JSON paths into the reply as written (``$.result.answer`` when the
+root was wrapped) and pydantic's messages with the offending values removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import from_json, to_json
+
+from compiler.errors import ReplyValidationError
+from compiler.reply.null_plan import null_plan, undo_nulls
+from compiler.schema.contract import OutputContract
+from compiler.schema.projected import WRAP_PROPERTY, Projection
+
+__all__ = ["parse_reply"]
+
+_LANGUAGE_TAG = re.compile(r"[A-Za-z0-9_+-]*")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def parse_reply(
+    text: str, contract: OutputContract, projection: Projection, *, strip_fence: bool
+) -> Any:
+    """Turn a reply into a validated instance of the contract's type.
+
+    Args:
+        text: the reply's text.
+        contract: the output contract (the authority for validation).
+        projection: the projection the request was compiled with.
+        strip_fence: remove one surrounding Markdown code fence (```json ... ```)
+            before parsing; use it when the provider did not enforce JSON.
+
+    Returns:
+        The validated value (a model instance for a ``BaseModel`` contract).
+
+    Raises:
+        ReplyValidationError: the text is not JSON (path ``$`` and the decoder's
+            message), or it violates the contract (JSON paths such as
+            ``$.organizations[0].name``; the offending values are never included).
+
+    >>> from pydantic import BaseModel
+    >>> from compiler.schema.dialects import DIALECTS
+    >>> from compiler.schema.projection import project
+    >>> class Note(BaseModel):
+    ...     text: str = "none"
+    >>> c = OutputContract.from_type(Note)
+    >>> parse_reply('{"text": null}', c, project(c, DIALECTS["openai-strict"]), strip_fence=False)
+    Note(text='none')
+    """
+    if strip_fence:
+        text = _unfence(text)
+    plan = null_plan(projection)
+    wrapper = projection.wrapped_root
+    failure: ValidationError | None = None
+    if plan is None and wrapper is None:  # nothing to undo: one pass in pydantic's JSON parser
+        try:
+            return contract.adapter.validate_json(text)
+        except ValidationError as exc:
+            failure = exc  # raised below, outside this block, so no pydantic error is chained
+    data = _loads(text)
+    if failure is not None:
+        raise ReplyValidationError(_failures(failure, data, "$", _field_names(contract)))
+    if plan is not None:
+        undo_nulls(data, plan)
+    where = "$"
+    if wrapper is not None:
+        if not isinstance(data, dict):
+            message = f"Input should be an object with property {wrapper!r}"
+            raise ReplyValidationError([("$", message)])
+        if wrapper not in data:
+            raise ReplyValidationError([(_path_step("$", wrapper), "Field required")])
+        data = data[wrapper]
+        where = _path_step("$", wrapper)
+    try:  # back to JSON text so pydantic validates in JSON mode, as for an untouched reply
+        return contract.adapter.validate_json(to_json(data))
+    except ValidationError as exc:
+        failure = exc
+    raise ReplyValidationError(_failures(failure, data, where, _field_names(contract)))
+
+
+def _unfence(text: str) -> str:
+    """Remove one Markdown code fence around the whole text (with an optional language tag)."""
+    stripped = text.strip()
+    if len(stripped) < 6 or not (stripped.startswith("```") and stripped.endswith("```")):
+        return text
+    inner = stripped[3:-3]
+    first_line, newline, rest = inner.partition("\n")
+    if newline and _LANGUAGE_TAG.fullmatch(first_line.strip()):
+        return rest
+    return inner
+
+
+def _loads(text: str) -> Any:
+    """Parse JSON with pydantic-core's parser (about 2.5x faster than ``json.loads``)."""
+    try:
+        return from_json(text)
+    except ValueError as exc:
+        message = f"Invalid JSON: {exc}"
+    raise ReplyValidationError([("$", message)])
+
+
+# --------------------------------------------------------------------------- error paths
+
+
+def _failures(
+    exc: ValidationError, data: Any, where: str, names: frozenset[str]
+) -> list[tuple[str, str]]:
+    """Map pydantic errors to ``(JSON path, message)`` pairs without input values."""
+    return [
+        (_json_path(err["loc"], data, where, err["type"] == "missing", names), _scrub(err))
+        for err in exc.errors(include_url=False)
+    ]
+
+
+_NAMES: dict[str, frozenset[str]] = {}
+
+
+def _field_names(contract: OutputContract) -> frozenset[str]:
+    """Every property name the contract's schema declares (plus the wrapper's)."""
+    found = _NAMES.get(contract.sha256)
+    if found is None:
+        found = _NAMES[contract.sha256] = _collect_names(contract.schema)
+    return found
+
+
+def _collect_names(schema: Mapping[str, Any]) -> frozenset[str]:
+    names = {WRAP_PROPERTY}
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            props = node.get("properties")
+            if isinstance(props, Mapping):
+                names.update(str(k) for k in props)
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+    return frozenset(names)
+
+
+def _json_path(
+    loc: Iterable[int | str], data: Any, where: str, missing: bool, names: frozenset[str]
+) -> str:
+    """Follow ``loc`` through ``data``; union member names and tags are not data, so skip them."""
+    path, current = where, data
+    steps = list(loc)
+    for index, step in enumerate(steps):
+        last = index == len(steps) - 1
+        if isinstance(step, int) and isinstance(current, list):
+            path += f"[{step}]"
+            current = current[step] if -len(current) <= step < len(current) else None
+        elif isinstance(step, str) and isinstance(current, dict) and (
+            step in current or (last and missing)
+        ):
+            # A key the contract does not declare is data (a dict key): never echo it.
+            path = _path_step(path, step) if step in names else path + "[*]"
+            current = current.get(step)
+    return path
+
+
+def _path_step(path: str, key: str) -> str:
+    if _IDENTIFIER.match(key):
+        return f"{path}.{key}"
+    return path + "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+
+
+def _scrub(err: Mapping[str, Any]) -> str:
+    """Return the error message with the offending value (and a union tag) blanked out."""
+    message = str(err["msg"])
+    if err["type"] == "json_invalid":
+        return message
+    suspects = [err.get("input")]
+    ctx = err.get("ctx")
+    if isinstance(ctx, Mapping) and "tag" in ctx:
+        suspects.append(ctx["tag"])
+    for value in suspects:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            continue
+        text = str(value)
+        for form in (repr(value), f'"{text}"', f"'{text}'"):
+            message = message.replace(form, "<value>")
+        if isinstance(value, str) and len(text) >= 4:
+            message = message.replace(text, "<value>")
+    if "[key]" in tuple(err["loc"]):
+        message += " (in a key)"
+    return message

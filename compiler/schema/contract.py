@@ -1,0 +1,239 @@
+"""The output contract: one pydantic type and its canonical JSON Schema.
+
+An :class:`OutputContract` is built once per type (:meth:`OutputContract.from_type`
+is cached) or loaded from a ``"module:Attr"`` / ``"path.py:Attr"`` spec with
+:func:`load_contract`. Its ``schema`` is deep-frozen: every dict and list in it
+refuses mutation, so no pass can change the contract behind another's back.
+``copy.deepcopy`` (or :func:`~compiler.schema.frozen_json.thaw_json`) returns plain, mutable
+containers.
+
+The JSON helpers the projection and reply modules share live in
+:mod:`compiler.schema.frozen_json` (frozen values, canonical hashes) and
+:mod:`compiler.schema.walk` (walking a schema's subschemas).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import re
+import sys
+import threading
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import TypeAdapter
+
+from compiler.errors import ContractError
+from compiler.schema.frozen_json import (
+    canonical_sha256,
+    freeze_json,
+)
+from registry.errors import closest
+
+__all__ = ["OutputContract", "load_contract"]
+
+_NAME_LIMIT = 64  # OpenRouter json_schema.name: at most 64 characters of [a-zA-Z0-9_-]
+_NAME_BAD = re.compile(r"[^a-zA-Z0-9_-]+")
+
+
+# --------------------------------------------------------------------------- the contract
+
+
+@dataclass(frozen=True)
+class OutputContract:
+    """One output type and its canonical JSON Schema.
+
+    Attributes:
+        target: the pydantic model class, or any type ``TypeAdapter`` accepts (for
+            example an ``Annotated`` discriminated union).
+        schema: ``TypeAdapter(target).json_schema()`` (mode ``validation``), deep-frozen.
+        name: a name for OpenRouter's ``json_schema.name``: at most 64 characters of
+            ``[a-zA-Z0-9_-]``, derived from the type's name.
+        sha256: :func:`canonical_sha256` of ``schema``.
+        adapter: the ``TypeAdapter`` that validates replies (not part of eq/hash).
+    """
+
+    target: Any
+    schema: Mapping[str, Any] = field(hash=False)
+    name: str
+    sha256: str
+    adapter: TypeAdapter[Any] = field(compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_type(cls, tp: Any) -> OutputContract:
+        """Build (once per type) the contract of ``tp``.
+
+        Args:
+            tp: a ``BaseModel`` subclass or any type pydantic's ``TypeAdapter`` accepts.
+
+        Returns:
+            The contract; the same object for the same ``tp`` on later calls.
+
+        Raises:
+            ContractError: pydantic cannot build a validator or a JSON Schema for ``tp``.
+
+        >>> from pydantic import BaseModel
+        >>> class Answer(BaseModel):
+        ...     text: str
+        >>> OutputContract.from_type(Answer).name
+        'Answer'
+        """
+        try:
+            hash(tp)
+        except TypeError:  # an unhashable type: build it without the cache
+            return _build_contract(tp)
+        return _contract_of(tp)
+
+
+@cache
+def _contract_of(tp: Any) -> OutputContract:
+    return _build_contract(tp)
+
+
+def _build_contract(tp: Any) -> OutputContract:
+    label = _type_name(tp)
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(tp)
+        schema = adapter.json_schema(mode="validation")
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ContractError(
+            f"{label} cannot be used as an output contract: pydantic cannot build its "
+            f"JSON Schema ({type(exc).__name__}: {reason})"
+        ) from exc
+    return OutputContract(
+        target=tp,
+        schema=freeze_json(schema),
+        name=_sanitise_name(label),
+        sha256=canonical_sha256(schema),
+        adapter=adapter,
+    )
+
+
+def _type_name(tp: Any) -> str:
+    """Return a readable name for a type: the class name, or one built from a union's parts."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _type_name(get_args(tp)[0])
+    if origin is Union or origin is types.UnionType:
+        return "_or_".join(_type_name(arg) for arg in get_args(tp))
+    if origin is not None:
+        inner = "_".join(_type_name(arg) for arg in get_args(tp))
+        return f"{_type_name(origin)}_{inner}" if inner else _type_name(origin)
+    name = getattr(tp, "__name__", None)
+    return name if isinstance(name, str) and name else "output"
+
+
+def _sanitise_name(label: str) -> str:
+    """Make ``label`` a valid ``json_schema.name`` (<= 64 of ``[a-zA-Z0-9_-]``)."""
+    name = _NAME_BAD.sub("_", label).strip("_") or "output"
+    if len(name) <= _NAME_LIMIT:
+        return name
+    digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:8]
+    return f"{name[: _NAME_LIMIT - 9]}_{digest}"
+
+
+# --------------------------------------------------------------------------- loading a spec
+
+_LOAD_LOCK = threading.Lock()
+_FILE_MODULES: dict[Path, types.ModuleType] = {}
+
+
+def load_contract(spec: str, *, base_dir: Path) -> OutputContract:
+    """Import the type named by ``spec`` and return its contract.
+
+    ``spec`` is ``"package.module:ClassName"`` (imported with ``importlib``) or
+    ``"relative/path.py:ClassName"`` (a file relative to ``base_dir``, loaded once
+    under a stable module name derived from its resolved path). The attribute part
+    may be dotted (``"pkg.mod:Outer.Inner"``).
+
+    Args:
+        spec: the contract reference, as written in ``stages.yaml``.
+        base_dir: directory that relative file paths start from.
+
+    Returns:
+        The contract (cached per type, so loading twice returns the same object).
+
+    Raises:
+        ContractError: a malformed spec, a file or module that does not import
+            (missing, ``ImportError``, ``SyntaxError``, an error while executing it),
+            a missing attribute (with close matches), or an object pydantic cannot
+            turn into a JSON Schema. The underlying exception is chained.
+
+    >>> load_contract("decimal:Decimal", base_dir=Path(".")).name
+    'Decimal'
+    """
+    module_part, sep, attr_path = spec.rpartition(":")
+    if not sep or not module_part or not attr_path:
+        raise ContractError(
+            f"contract {spec!r} is not of the form 'package.module:ClassName' or "
+            "'relative/path.py:ClassName'"
+        )
+    is_file = module_part.endswith(".py") or "/" in module_part or "\\" in module_part
+    module = _load_file(module_part, base_dir) if is_file else _import_module(module_part)
+    where = f"file {module_part!r}" if is_file else f"module {module_part!r}"
+    target: Any = module
+    walked: list[str] = []
+    for part in attr_path.split("."):
+        owner = where if not walked else f"{'.'.join(walked)!r} in {where}"
+        try:
+            target = getattr(target, part)
+        except AttributeError as exc:
+            hint = closest(part, [n for n in dir(target) if not n.startswith("_")])
+            suggestion = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
+            raise ContractError(
+                f"contract {spec!r}: {owner} has no attribute {part!r}{suggestion}"
+            ) from exc
+        except Exception as exc:  # a module-level __getattr__ that fails
+            raise ContractError(
+                f"contract {spec!r}: reading {part!r} from {owner} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        walked.append(part)
+    try:
+        return OutputContract.from_type(target)
+    except ContractError as exc:
+        raise ContractError(f"contract {spec!r} ({where}, attribute {attr_path!r}): {exc}") from exc
+
+
+def _import_module(name: str) -> types.ModuleType:
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # ImportError, SyntaxError, or anything the module raises
+        raise ContractError(
+            f"contract module {name!r} cannot be imported: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _load_file(relative: str, base_dir: Path) -> types.ModuleType:
+    path = (base_dir / relative).resolve()
+    with _LOAD_LOCK:
+        if path in _FILE_MODULES:
+            return _FILE_MODULES[path]
+        if not path.is_file():
+            raise ContractError(f"contract file {relative!r} not found (looked at {path})")
+        stem = _NAME_BAD.sub("_", path.stem)
+        digest = hashlib.sha256(str(path).encode("utf-8")).hexdigest()[:12]
+        module_name = f"_capc_contract_{stem}_{digest}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise ContractError(f"contract file {relative!r} cannot be loaded as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # pydantic resolves forward references through it
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:
+            sys.modules.pop(module_name, None)
+            if not isinstance(exc, Exception):
+                raise
+            raise ContractError(
+                f"contract file {relative!r} cannot be imported: {type(exc).__name__}: {exc}"
+            ) from exc
+        _FILE_MODULES[path] = module
+        return module

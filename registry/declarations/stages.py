@@ -1,0 +1,124 @@
+"""What stages.yaml declares: one pipeline operation's intent, and the file of them.
+
+Like :mod:`registry.declarations.models`, every class forbids unknown keys, never
+coerces types and is frozen; the docstring under each field documents it in the
+published JSON Schema.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from registry.declarations.models import Decl, ModelDecl
+from registry.declarations.vocabulary import (
+    Effort,
+    ModelId,
+    PolicyKey,
+    SamplingName,
+    StageName,
+    check_value,
+    no_duplicates,
+    problem,
+)
+
+__all__ = ["OutputDecl", "StageDecl", "StagesDocument"]
+
+_IDENTIFIER: Final = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+"""A dotted Python name, as in ``package.module`` or ``ClassName``."""
+
+
+class OutputDecl(Decl):
+    """How strictly the output's form is enforced. A bare string sets only the ceiling."""
+
+    ceiling: Literal["schema", "json", "prompt"] = "schema"
+    """Strongest enforcement wanted: strict JSON Schema, JSON mode with the schema shown, or the schema shown only."""  # noqa: E501
+    policy: Literal["auto", "required"] = "auto"
+    """``auto`` uses the nearest supported enforcement and reports it; ``required`` refuses."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"ceiling": data} if isinstance(data, str) else data
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        full = handler(core_schema)
+        return {"anyOf": [{"enum": ["schema", "json", "prompt"]}, full]}
+
+
+class StageDecl(Decl):
+    """One pipeline operation's provider-neutral intent."""
+
+    contract: str | None = None
+    """Output model: ``package.module:ClassName`` or ``relative/path.py:ClassName`` (relative to this file)."""  # noqa: E501
+    reasoning: Effort | None = None
+    """Reasoning depth wanted."""
+    output_tokens: Annotated[int, Field(gt=0)] | None = None
+    """Answer budget in tokens (visible output); the reasoning budget is added on top."""
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    """Hard cap in tokens on the whole completion (answer plus reasoning)."""
+    sampling: dict[SamplingName, float | int | str | list[str]] = Field(default_factory=dict)
+    """Sampling wanted, in the order written; only these are ever sent."""
+    output: OutputDecl = OutputDecl()
+    """Output enforcement ceiling and policy, or just the ceiling (``output: json``)."""
+    policy: dict[PolicyKey, Literal["report", "warn", "refuse"]] = Field(default_factory=dict)
+    """Action per adjustment kind (``param.dropped``) or prefix (``param.*``, ``*``)."""
+    instructions: str | None = None
+    """Template of the instruction message; must contain ``{schema}``."""
+    models: list[ModelId] = Field(default_factory=list)
+    """Model ids this stage is compiled for (lock, audit)."""
+    overrides: dict[ModelId, ModelDecl] = Field(default_factory=dict)
+    """Declarations for one model in this stage only; they win over models.yaml."""
+    estimated_prompt_tokens: Annotated[int, Field(ge=0)] | None = None
+    """Expected prompt size in tokens, used to fit the answer in the context window."""
+    description: str | None = None
+    """Free text for people."""
+
+    @field_validator("contract")
+    @classmethod
+    def _contract_shape(cls, contract: str | None) -> str | None:
+        if contract is None:
+            return None
+        where, colon, name = contract.rpartition(":")
+        if not colon:
+            raise problem(
+                f"contract {contract!r} needs ':' between module and class, as in "
+                "'package.module:ClassName' or 'relative/path.py:ClassName'"
+            )
+        if not (where.endswith(".py") or re.fullmatch(_IDENTIFIER, where)):
+            raise problem(f"contract module {where!r} is neither a dotted module nor a .py path")
+        if not re.fullmatch(_IDENTIFIER, name):
+            raise problem(f"contract class {name!r} is not a Python identifier")
+        return contract
+
+    @field_validator("instructions")
+    @classmethod
+    def _has_schema(cls, text: str | None) -> str | None:
+        if text is not None and "{schema}" not in text:
+            raise problem("instructions must contain '{schema}' where the output schema goes")
+        return text
+
+    @field_validator("sampling")
+    @classmethod
+    def _values(cls, sampling: dict[str, Any]) -> dict[str, Any]:
+        for name, value in sampling.items():
+            check_value(name, value, name)
+            if isinstance(value, list) and not value:
+                raise problem("stop needs at least one string", name)
+        return sampling
+
+    @field_validator("models")
+    @classmethod
+    def _unique(cls, models: list[str]) -> list[str]:
+        no_duplicates(models)
+        return models
+
+
+class StagesDocument(Decl):
+    """stages.yaml: per-stage intent and per-stage, per-model declarations."""
+
+    stages: dict[StageName, StageDecl]
+    """Stage name -> intent."""

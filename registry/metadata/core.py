@@ -1,0 +1,304 @@
+"""The few metadata fields resolution reads, parsed on their own; full models on demand.
+
+Resolving a model reads eight values of its ``GET /api/v1/models`` entry:
+``supported_parameters``, ``context_length``, ``top_provider.max_completion_tokens``,
+``reasoning.mandatory``, ``reasoning.supported_efforts``, ``reasoning.default_effort``,
+``pricing.prompt`` and ``pricing.completion``. Validating only those (a
+:class:`MetadataCore` per model) is several times cheaper than validating each whole
+:class:`~registry.metadata.shapes.ModelInfo`, so a catalog validates the core fields when it
+loads and the full models only when something asks for them (:class:`LazyModels`,
+made by :func:`lazy_models`): ``capc compile`` and a sweep over every model never
+build them, ``capc models`` and the audit's price tiers do.
+
+The core follows the rules of :mod:`registry.metadata.shapes` exactly (a negative price means
+unknown and is ``None``; prices are exact :class:`~decimal.Decimal` values in USD per
+token); a test compares both parsers on every shared snapshot.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal
+from types import MappingProxyType
+from typing import Annotated, Any, NotRequired
+
+from pydantic import BeforeValidator, TypeAdapter
+from pydantic_core import from_json
+from typing_extensions import TypedDict
+
+from registry.errors import MetadataError
+from registry.metadata.parse import parse_models, parse_models_json
+from registry.metadata.shapes import ModelInfo, is_unknown_price
+
+__all__ = [
+    "CORE_FORMAT",
+    "CoreFields",
+    "LazyModels",
+    "MetadataCore",
+    "core_json",
+    "core_of",
+    "index_models",
+    "lazy_models",
+    "parse_core_json",
+    "read_only",
+]
+
+
+def _price(value: Any) -> Any:
+    return None if is_unknown_price(value) else value
+
+
+_Price = Annotated[Decimal | None, BeforeValidator(_price)]
+
+
+class CoreTopProvider(TypedDict, total=False):
+    """``top_provider``, as far as resolution reads it (tokens)."""
+
+    max_completion_tokens: int | None
+
+
+class CoreReasoning(TypedDict, total=False):
+    """``reasoning``, as far as resolution reads it."""
+
+    mandatory: bool
+    supported_efforts: tuple[str, ...] | None
+    default_effort: str | None
+
+
+class CorePricing(TypedDict, total=False):
+    """``pricing.prompt`` and ``pricing.completion`` in USD per token (``None``: unknown)."""
+
+    prompt: _Price
+    completion: _Price
+
+
+class MetadataCore(TypedDict):
+    """The fields of one ``/models`` entry that resolution reads; absent keys stay absent.
+
+    Keys: ``id``; optional ``context_length`` (tokens), ``supported_parameters``,
+    ``top_provider``, ``reasoning`` and ``pricing`` (see the ``Core*`` shapes).
+    """
+
+    id: str
+    context_length: NotRequired[int | None]
+    supported_parameters: NotRequired[tuple[str, ...] | None]
+    top_provider: NotRequired[CoreTopProvider | None]
+    reasoning: NotRequired[CoreReasoning | None]
+    pricing: NotRequired[CorePricing | None]
+
+
+class _CoreResponse(TypedDict):
+    data: list[MetadataCore]
+
+
+@functools.cache
+def _core_response() -> TypeAdapter[_CoreResponse]:
+    """The validator of the core fields, built on first use (not at import)."""
+    return TypeAdapter(_CoreResponse)
+
+
+CORE_FORMAT = 1
+"""Version of the core body :func:`core_json` writes. Bump it whenever the fields of
+:class:`MetadataCore` or the rules that read them change (a stricter type, what counts
+as an unknown price...): a stored core body holds values already read by those rules,
+so a body stored by an older version must not be read as if it were current."""
+
+
+def core_json(raw: bytes) -> bytes | None:
+    """Return the core fields of a ``{"data": [...]}`` response body as a body of the same
+    shape holding only them (15-30% of the bytes of OpenRouter's lists: no descriptions).
+
+    Reading the result with :func:`parse_core_json` gives exactly what reading ``raw``
+    gives (the same values, types and decimal spellings), so a cache can store it beside
+    the body and skip scanning the whole body on every load.
+
+    Args:
+        raw: the response body as UTF-8 JSON.
+
+    Returns:
+        The core body (UTF-8 JSON; prices as decimal strings in USD per token), or
+        ``None`` when :func:`parse_core_json` does not read ``raw``.
+    """
+    cores = parse_core_json(raw)
+    if cores is None:
+        return None
+    return _core_response().dump_json({"data": cores}, exclude_unset=True)
+
+
+def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
+    """Validate the core fields of every model of a ``{"data": [...]}`` response body.
+
+    Args:
+        raw: the response body as UTF-8 JSON.
+
+    Returns:
+        One :class:`MetadataCore` per element, in payload order; ``None`` when the body
+        is not valid JSON of that shape or a core field has an impossible type (then
+        :func:`registry.metadata.parse.parse_models` explains what is wrong).
+    """
+    try:
+        return _core_response().validate_json(raw)["data"]
+    except ValueError:  # pydantic's ValidationError included
+        return None
+
+
+CoreFields = Mapping[str, Any]
+"""Core fields of one model: the keys of :class:`MetadataCore`."""
+
+
+def read_only(core: Mapping[str, Any]) -> CoreFields:
+    """Return a read-only view of core fields (nested mappings read-only too)."""
+    view = dict(core)
+    for key in ("top_provider", "reasoning", "pricing"):
+        inner = view.get(key)
+        if inner is not None:
+            view[key] = MappingProxyType(inner)
+    return MappingProxyType(view)
+
+
+def core_of(info: ModelInfo) -> dict[str, Any]:
+    """Return the core fields of an already validated model (same values as parsing),
+    as a new mapping the caller owns."""
+    core: dict[str, Any] = {"id": info.id}
+    fields = info.model_fields_set
+    if "context_length" in fields:
+        core["context_length"] = info.context_length
+    if "supported_parameters" in fields:
+        core["supported_parameters"] = info.supported_parameters
+    top = info.top_provider
+    if top is not None:
+        core["top_provider"] = {"max_completion_tokens": top.max_completion_tokens}
+    reasoning = info.reasoning
+    if reasoning is not None:
+        core["reasoning"] = {
+            "mandatory": reasoning.mandatory,
+            "supported_efforts": reasoning.supported_efforts,
+            "default_effort": reasoning.default_effort,
+        }
+    pricing = info.pricing
+    if pricing is not None:
+        core["pricing"] = {"prompt": pricing.prompt, "completion": pricing.completion}
+    return core
+
+
+class LazyModels(Mapping[str, ModelInfo]):
+    """Models by id whose full :class:`ModelInfo` objects are built on first use.
+
+    Holds the core fields of every model from the start. Ids, order,
+    ``len``, ``in`` and :meth:`core` never build anything; the first value lookup
+    parses the whole list once (``load``) and keeps the result. Build one with
+    :func:`lazy_models`.
+
+    Args:
+        cores: core fields by id, in source order (first of duplicate ids kept).
+        load: returns every model in source order.
+
+    Raises:
+        MetadataError: from a value lookup, when ``load`` finds a field outside the
+            core fields malformed (the message names the source, index, id and field).
+    """
+
+    def __init__(self, cores: Mapping[str, CoreFields], load: Callable[[], list[ModelInfo]]):
+        self._cores = cores
+        self._load: Callable[[], list[ModelInfo]] | None = load
+        self._models: dict[str, ModelInfo] | None = None
+
+    def _built(self) -> dict[str, ModelInfo]:
+        models = self._models
+        if models is None:
+            load = self._load
+            assert load is not None
+            models = {}
+            for model in load():
+                models.setdefault(model.id, model)
+            self._models = models
+        return models
+
+    def __getitem__(self, model_id: str) -> ModelInfo:
+        if model_id not in self._cores:
+            raise KeyError(model_id)
+        return self._built()[model_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cores)
+
+    def __len__(self) -> int:
+        return len(self._cores)
+
+    def __contains__(self, model_id: object) -> bool:
+        return model_id in self._cores
+
+    def __repr__(self) -> str:
+        state = "built" if self._models is not None else "not built"
+        return f"<LazyModels: {len(self._cores)} models, {state}>"
+
+    def core(self, model_id: str) -> CoreFields | None:
+        """Return the core fields of ``model_id`` (read-only), or ``None`` when it is not
+        listed."""
+        found = self._cores.get(model_id)
+        return None if found is None else read_only(found)
+
+    def _stored_core(self, model_id: str) -> CoreFields | None:
+        """The stored core fields themselves, for this package's resolver (which only
+        reads them); everyone else gets :meth:`core`'s read-only view."""
+        return self._cores.get(model_id)
+
+    @property
+    def built(self) -> bool:
+        """Whether the full models have been built."""
+        return self._models is not None
+
+
+def index_models(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
+    """Index validated models by id, keeping source order; the first of duplicates wins."""
+    by_id: dict[str, ModelInfo] = {}
+    for model in models:
+        by_id.setdefault(model.id, model)
+    return MappingProxyType(by_id)
+
+
+def lazy_models(
+    raw: bytes, *, source: str, hint: str = "", core: bytes | None = None
+) -> LazyModels | None:
+    """Validate the core fields of a response body now and the rest on first use.
+
+    Args:
+        raw: a ``{"data": [...]}`` body as UTF-8 JSON (kept until the full models are
+            built).
+        source: names the body in error messages.
+        hint: appended to the message of a later error (e.g. how to refetch).
+        core: the output of :func:`core_json` for ``raw``, when kept beside it: the
+            core fields are then read from it, not from ``raw`` (same result, a
+            fraction of the bytes). Ignored when it does not parse.
+
+    Returns:
+        The models, or ``None`` when the body is not that shape, a core field is
+        malformed, an id is empty, or it lists no model: then
+        :func:`~registry.metadata.parse.parse_models` says what is wrong.
+    """
+    cores = None if core is None else parse_core_json(core)
+    if cores is None:
+        cores = parse_core_json(raw)
+    if not cores:
+        return None
+    by_id: dict[str, CoreFields] = {}
+    for fields in cores:
+        model_id = fields["id"]
+        if not model_id:
+            return None
+        if model_id not in by_id:
+            by_id[model_id] = fields
+
+    def load() -> list[ModelInfo]:
+        models = parse_models_json(raw)
+        if models is not None:
+            return models
+        try:
+            return parse_models(from_json(raw), source=source)
+        except MetadataError as exc:
+            if not hint:
+                raise
+            raise MetadataError(f"{exc} ({hint})", source=source) from exc
+
+    return LazyModels(MappingProxyType(by_id), load)

@@ -1,0 +1,325 @@
+"""Turning OpenRouter payloads into metadata models, and explaining what is wrong.
+
+:func:`parse_models` takes a decoded ``GET /api/v1/models`` response (or a bare array),
+:func:`parse_endpoints` one ``/endpoints`` response and :func:`parse_endpoints_bundle`
+a bundle of them; :func:`parse_models_json` validates a well-formed body in one pass;
+:func:`read_json` reads a file. Parsing never lets a :class:`pydantic.ValidationError`
+escape: every problem is a :class:`~registry.errors.MetadataError` naming the source,
+the element index, the model id and the field.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails, from_json
+
+from registry.errors import MetadataError
+from registry.metadata.shapes import EndpointList, ModelInfo
+
+__all__ = [
+    "parse_endpoints",
+    "parse_endpoints_bundle",
+    "parse_models",
+    "parse_models_json",
+    "read_json",
+]
+
+
+@functools.cache
+def _model_list() -> TypeAdapter[list[ModelInfo]]:
+    """The validator of a bare models array, built when first needed."""
+    return TypeAdapter(list[ModelInfo])
+
+
+class _ModelsResponse(BaseModel):
+    """The usual ``/models`` response shape, for :func:`parse_models_json`."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    data: list[ModelInfo]
+
+
+
+_JSON_TYPE_NAMES: Mapping[type, str] = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    bytes: "bytes",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+
+def _kind(value: object) -> str:
+    """Describe the JSON type of ``value`` for error messages."""
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _shape_problem(payload: object, expected: str) -> str:
+    """Explain why ``payload`` is not the expected top-level shape."""
+    if isinstance(payload, str | bytes):
+        text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+        head = text.lstrip()[:200].lower()
+        if head.startswith("<") or "<html" in head:
+            return (
+                f"expected {expected}, got text that looks like an HTML page "
+                "(wrong URL, login page or proxy error?)"
+            )
+        return f"expected {expected}, got {_kind(payload)} (pass decoded JSON, not raw text)"
+    if isinstance(payload, dict):
+        err = payload.get("error")
+        if err is not None and "data" not in payload:
+            if isinstance(err, dict):
+                code = err.get("code")
+                message = err.get("message")
+                detail = " ".join(str(x) for x in (code, message) if x is not None)
+            else:
+                detail = str(err)
+            return f"expected {expected}, got an API error response: {detail or err!r}"
+        keys = ", ".join(repr(k) for k in list(payload)[:8]) or "none"
+        return f"expected {expected}, got an object without a usable 'data' key (keys: {keys})"
+    return f"expected {expected}, got {_kind(payload)}"
+
+
+def _format_errors(errors: Sequence[ErrorDetails], *, skip: int = 0, limit: int = 3) -> str:
+    """Render pydantic errors as ``field.path: message (got ...)``, dropping ``skip`` loc items."""
+    parts: list[str] = []
+    for err in errors[:limit]:
+        loc = ".".join(str(p) for p in err["loc"][skip:]) or "<root>"
+        got = repr(err.get("input"))
+        if len(got) > 60:
+            got = got[:57] + "..."
+        parts.append(f"{loc}: {err['msg']} (got {got})")
+    more = len(errors) - limit
+    text = "; ".join(parts)
+    if more > 0:
+        text += f"; and {more} more error(s)"
+    return text
+
+
+_MODELS_EXPECTED = "a models list: an object with a 'data' array, or a bare array of models"
+
+
+def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
+    """Parse a ``GET /api/v1/models`` response into :class:`ModelInfo` objects.
+
+    Args:
+        payload: decoded JSON: ``{"data": [...]}`` (root keys such as ``total_count``
+            and ``links`` are ignored) or a bare array of model objects.
+        source: where the payload came from (file path, URL, ``"bundled seed"``); used
+            in error messages.
+
+    Returns:
+        The models in payload order (an empty list for an empty array).
+
+    Raises:
+        MetadataError: the payload has the wrong overall shape (text, an HTML page, an
+            API ``{"error": ...}`` body, an object without a ``data`` array), an element
+            is not an object or has no string ``id``, or a field has an impossible
+            type. The message names ``source``, the element index, the model id and
+            the field.
+    """
+    if isinstance(payload, list):
+        items: Sequence[object] = payload
+    elif isinstance(payload, dict) and isinstance(payload.get("data"), list):
+        items = payload["data"]
+    elif isinstance(payload, dict) and isinstance(payload.get("data"), dict):
+        inner = payload["data"]
+        hint = (
+            "an /endpoints response (use parse_endpoints)"
+            if "endpoints" in inner
+            else "a single-model response"
+        )
+        raise MetadataError(
+            f"{source}: expected {_MODELS_EXPECTED}, but 'data' is an object; "
+            f"this looks like {hint}",
+            source=source,
+        )
+    else:
+        raise MetadataError(f"{source}: {_shape_problem(payload, _MODELS_EXPECTED)}", source=source)
+
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise MetadataError(
+                f"{source}: model #{index} is {_kind(item)}, not an object", source=source
+            )
+        model_id = item.get("id")
+        if not isinstance(model_id, str) or not model_id:
+            got = "missing" if model_id is None else f"{model_id!r}"
+            raise MetadataError(
+                f"{source}: model #{index} has no string 'id' ({got})", source=source
+            )
+
+    try:
+        return _model_list().validate_python(items)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        loc = errors[0]["loc"]
+        if not loc or not isinstance(loc[0], int):  # pragma: no cover - list pre-checked
+            raise MetadataError(f"{source}: {_format_errors(errors)}", source=source) from exc
+        index = loc[0]
+        bad = items[index]
+        bad_id = bad.get("id") if isinstance(bad, dict) else None
+        mine = [e for e in errors if e["loc"][:1] == (index,)]
+        others = {e["loc"][0] for e in errors} - {index}
+        text = f"{source}: model #{index} ({bad_id!r}): {_format_errors(mine, skip=1)}"
+        if others:
+            text += f" (and errors in {len(others)} other model(s))"
+        raise MetadataError(text, source=source) from exc
+
+
+def parse_models_json(raw: bytes) -> list[ModelInfo] | None:
+    """Parse a well-formed ``GET /api/v1/models`` response body in one pass.
+
+    The JSON text is validated directly (keys this library does not read, such as the
+    long ``description`` texts, are skipped without being decoded), which makes loading
+    a large snapshot about a third faster than decoding it first. The result equals
+    ``parse_models(json.loads(raw), source=...)``.
+
+    Args:
+        raw: the response body, ``{"data": [...]}`` as UTF-8 JSON.
+
+    Returns:
+        The models in payload order, or ``None`` when the body is not valid JSON in
+        that shape (another shape, a bad field, an empty id, a bare array): decode it
+        and call
+        :func:`parse_models`, which accepts every shape it does and explains a problem
+        precisely.
+    """
+    try:
+        models = _ModelsResponse.model_validate_json(raw).data
+    except ValueError:  # pydantic's ValidationError included
+        return None
+    if not all(model.id for model in models):
+        return None  # an empty id: parse_models names the element
+    return models
+
+
+_ENDPOINTS_EXPECTED = "an /endpoints response: an object with a 'data' object holding 'endpoints'"
+
+
+def parse_endpoints(payload: object, *, source: str) -> EndpointList:
+    """Parse one ``GET /api/v1/models/{author}/{slug}/endpoints`` response.
+
+    Args:
+        payload: decoded JSON ``{"data": {"id": ..., "endpoints": [...]}}``; the bare
+            ``data`` object is accepted too.
+        source: where the payload came from; used in error messages.
+
+    Returns:
+        The model's id, name and endpoints.
+
+    Raises:
+        MetadataError: wrong overall shape (a models list, text, an API error body, no
+            ``endpoints`` array) or a field with an impossible type; the message names
+            ``source``, the model id and the field path (``endpoints.3.pricing.prompt``).
+    """
+    body: object
+    if isinstance(payload, dict) and "data" in payload:
+        body = payload["data"]
+        if isinstance(body, list):
+            raise MetadataError(
+                f"{source}: expected {_ENDPOINTS_EXPECTED}, but 'data' is an array; "
+                "this looks like a models list (use parse_models)",
+                source=source,
+            )
+    elif isinstance(payload, dict) and "endpoints" in payload and "id" in payload:
+        body = payload
+    else:
+        raise MetadataError(
+            f"{source}: {_shape_problem(payload, _ENDPOINTS_EXPECTED)}", source=source
+        )
+    if not isinstance(body, dict) or not isinstance(body.get("endpoints"), list):
+        what = "has no 'endpoints' array" if isinstance(body, dict) else f"is {_kind(body)}"
+        raise MetadataError(
+            f"{source}: expected {_ENDPOINTS_EXPECTED}, but 'data' {what}", source=source
+        )
+    try:
+        return EndpointList.model_validate(body)
+    except ValidationError as exc:
+        model_id = body.get("id")
+        raise MetadataError(
+            f"{source}: endpoints of {model_id!r}: {_format_errors(exc.errors(include_url=False))}",
+            source=source,
+        ) from exc
+
+
+def parse_endpoints_bundle(payload: object, *, source: str) -> dict[str, EndpointList]:
+    """Parse a bundle of ``/endpoints`` responses keyed by model id.
+
+    The bundle shape is ``{"fetched_at": ..., "note": ..., "endpoints": {model_id:
+    <raw /endpoints response body>}}`` (``endpoints-all-2026-05-18.json``).
+
+    Args:
+        payload: the decoded bundle.
+        source: where the payload came from; used in error messages.
+
+    Returns:
+        Endpoint lists by the bundle's model id key, in bundle order. The key is the id
+        that was requested: for ``:free`` variants it differs from
+        :attr:`EndpointList.id`, which reports the base model.
+
+    Raises:
+        MetadataError: the payload is not such a bundle, or one response is malformed
+            (the message names the model id key).
+    """
+    bodies = payload.get("endpoints") if isinstance(payload, dict) else None
+    if not isinstance(bodies, dict):
+        expected = "an endpoints bundle: an object with an 'endpoints' object keyed by model id"
+        raise MetadataError(f"{source}: {_shape_problem(payload, expected)}", source=source)
+    result: dict[str, EndpointList] = {}
+    for model_id, body in bodies.items():
+        result[model_id] = parse_endpoints(body, source=f"{source} [{model_id}]")
+    return result
+
+
+def read_json(path: Path, *, source: str) -> object:
+    """Read a file and decode it as JSON.
+
+    Args:
+        path: the file to read.
+        source: how to name the file in error messages (usually ``str(path)`` or the
+            URL it was given as).
+
+    Returns:
+        The decoded JSON value.
+
+    Raises:
+        MetadataError: the file cannot be read (missing, a directory, no permission),
+            is not UTF-8, or is not valid JSON; decode errors give line and column.
+    """
+    where = source if source == str(path) else f"{source} ({path})"
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise MetadataError(f"{where}: cannot read file: {reason}", source=source) from exc
+    try:
+        # pydantic-core's parser is about twice as fast as the stdlib one on the large
+        # snapshots; on any failure the stdlib parser decides (and locates the error).
+        return from_json(raw)
+    except ValueError:
+        pass
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if raw.lstrip()[:1] == b"<":
+            hint = " (the file looks like HTML, not JSON)"
+        elif exc.pos >= len(exc.doc.rstrip()):
+            hint = " (the file looks truncated)"
+        raise MetadataError(
+            f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}",
+            source=source,
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise MetadataError(
+            f"{where}: not UTF-8 text (byte {exc.start}): {exc.reason}", source=source
+        ) from exc

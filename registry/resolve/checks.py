@@ -1,0 +1,58 @@
+"""Cross-checks of the declarations against metadata (``capc check``).
+
+Loading models.yaml and stages.yaml already validates their shape; these checks need
+the metadata too: every exact model id named in either file must be published, or
+declared whole (an exact models.yaml entry with ``supported_parameters``).
+"""
+
+from __future__ import annotations
+
+from registry.declarations.vocabulary import is_glob
+from registry.declarations.yamlsource import KeyPath, YamlDocument
+from registry.errors import DeclarationError, closest
+from registry.resolve.resolver import Registry
+
+__all__ = ["check_model_ids"]
+
+
+def _problem(
+    doc: YamlDocument, path: KeyPath, model_id: str, known: list[str], source: str
+) -> DeclarationError:
+    hint = closest(model_id, known)
+    message = f"model {model_id!r} is not in the metadata ({source}) and is not declared whole"
+    if hint:
+        message += "; did you mean " + ", ".join(repr(h) for h in hint) + "?"
+    return doc.error(message, path)
+
+
+def check_model_ids(registry: Registry) -> list[DeclarationError]:
+    """Return a problem for each model id in the YAML files that resolves to nothing.
+
+    Args:
+        registry: the loaded registry (metadata plus declarations).
+
+    Returns:
+        One :class:`DeclarationError` per unknown id, naming file, line, key path and
+        the three closest known ids; empty when every id is known.
+    """
+    known = registry.known_ids()
+    declared = set(known)
+    problems: list[DeclarationError] = []
+    source = registry.catalog.describe()
+    if registry.models_file is not None:
+        doc = registry.models_file.document
+        for key in registry.models_file.models:
+            if not is_glob(key) and key not in declared:
+                problems.append(_problem(doc, ("models", key), key, known, source))
+    if registry.stages_file is not None:
+        doc = registry.stages_file.document
+        for name, stage in registry.stages_file.stages.items():
+            whole = {k for k, d in stage.overrides.items() if d.supported_parameters is not None}
+            places: list[tuple[KeyPath, str]] = [
+                (("stages", name, "models", i), m) for i, m in enumerate(stage.models)
+            ]
+            places += [(("stages", name, "overrides", m), m) for m in stage.overrides]
+            for path, model_id in places:
+                if model_id not in declared and model_id not in whole:
+                    problems.append(_problem(doc, path, model_id, known, source))
+    return problems

@@ -1,0 +1,195 @@
+"""Deep merge of capability layers, keeping the provenance of every leaf.
+
+A *layer* is a nested mapping in the shape of a models.yaml entry (see
+``docs/configuration.md``) plus a function that names where each leaf came from.
+Layers merge in order, later winning: mappings merge key by key, lists and scalars
+replace, and the :data:`registry.declarations.yamlsource.UNSET` marker removes an inherited value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from registry.declarations.yamlsource import UNSET
+from registry.resolve.capabilities import Provenance
+
+__all__ = ["Layer", "LazyProvenance", "merge_layers", "merge_onto", "merge_values"]
+
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One source of capability values.
+
+    Attributes:
+        values: nested dicts in models.yaml entry shape (plain ``dict``, not any
+            mapping: a non-dict value is a leaf); leaves may be ``UNSET``.
+        provenance: maps a leaf path (tuple of keys) to its :class:`Provenance`.
+    """
+
+    values: Mapping[str, Any]
+    provenance: Callable[[Path], Provenance]
+
+
+def _drop_below(prov: dict[str, Provenance], dotted: str) -> None:
+    prefix = dotted + "."
+    for key in [k for k in prov if k.startswith(prefix)]:
+        del prov[key]
+
+
+def _apply(
+    target: dict[str, Any],
+    values: Mapping[str, Any],
+    layer: Layer,
+    path: Path,
+    prov: dict[str, Provenance],
+    owned: set[int] | None = None,
+) -> None:
+    """Merge ``values`` into ``target``, recording each leaf's provenance in ``prov``.
+    With ``owned``, a nested dict whose id is not in it is shared with a base tree and
+    is copied before it is changed (copy on write); :func:`_apply_values` is the same
+    without provenance."""
+    for key, value in values.items():
+        current = target.get(key)
+        if isinstance(value, dict):
+            if not isinstance(current, dict):
+                if key in target:
+                    prov.pop(".".join((*path, key)), None)
+                current = {}
+                target[key] = current
+                if owned is not None:
+                    owned.add(id(current))
+            elif owned is not None and id(current) not in owned:
+                current = dict(current)
+                target[key] = current
+                owned.add(id(current))
+            _apply(current, value, layer, (*path, key), prov, owned)
+            continue
+        here = (*path, key)
+        dotted = ".".join(here)
+        if isinstance(current, dict):
+            _drop_below(prov, dotted)
+        if value is UNSET:
+            target.pop(key, None)
+            prov.pop(dotted, None)
+        else:
+            target[key] = list(value) if type(value) in (list, tuple) else value
+            prov[dotted] = layer.provenance(here)
+
+
+def merge_layers(layers: Sequence[Layer]) -> tuple[dict[str, Any], dict[str, Provenance]]:
+    """Merge ``layers`` in order (later wins) and record each leaf's provenance.
+
+    Args:
+        layers: lowest precedence first.
+
+    Returns:
+        ``(values, provenance)``: the merged nested mapping, and dotted leaf path ->
+        :class:`Provenance` of the layer that set it.
+
+    >>> from registry.resolve.capabilities import Provenance
+    >>> p = lambda path: Provenance("default", "-", ".".join(path))
+    >>> merge_layers([Layer({"a": {"b": 1, "c": 2}}, p), Layer({"a": {"b": 3}}, p)])[0]
+    {'a': {'b': 3, 'c': 2}}
+    """
+    merged: dict[str, Any] = {}
+    prov: dict[str, Provenance] = {}
+    for layer in layers:
+        _apply(merged, layer.values, layer, (), prov)
+    return merged, prov
+
+
+def merge_onto(
+    base: tuple[dict[str, Any], dict[str, Provenance]], layers: Sequence[Layer]
+) -> tuple[dict[str, Any], dict[str, Provenance]]:
+    """Like :func:`merge_layers`, starting from an already merged ``base`` (not modified).
+
+    Lets a caller merge the layers every model shares once, and only the rest per model.
+    Nested mappings of the result that no layer changed are shared with ``base``: treat
+    the result as read-only.
+    """
+    merged, prov = dict(base[0]), dict(base[1])
+    owned = {id(merged)}
+    for layer in layers:
+        _apply(merged, layer.values, layer, (), prov, owned)
+    return merged, prov
+
+
+def merge_values(base: Mapping[str, Any], layers: Sequence[Layer]) -> dict[str, Any]:
+    """The values half of :func:`merge_onto`: the same merged mapping, no provenance.
+
+    Nested mappings no layer changed are shared with ``base``: treat the result as
+    read-only.
+    """
+    merged = dict(base)
+    owned = {id(merged)}
+    for layer in layers:
+        _apply_values(merged, layer.values, owned)
+    return merged
+
+
+def _apply_values(target: dict[str, Any], values: Mapping[str, Any], owned: set[int]) -> None:
+    """:func:`_apply` without provenance (copy on write against ``owned``): the hot path
+    of every resolution, so kept to the few checks it needs."""
+    for key, value in values.items():
+        if isinstance(value, dict):
+            current = target.get(key)
+            if not isinstance(current, dict):
+                current = target[key] = {}
+                owned.add(id(current))
+            elif id(current) not in owned:
+                current = target[key] = dict(current)
+                owned.add(id(current))
+            _apply_values(current, value, owned)
+        elif value is UNSET:
+            target.pop(key, None)
+        elif type(value) in (list, tuple):
+            target[key] = list(value)
+        else:
+            target[key] = value
+
+
+class LazyProvenance(Mapping[str, Provenance]):
+    """The provenance half of :func:`merge_onto`, worked out on first use.
+
+    Most resolved models are compiled without anyone asking where a value came from, so
+    the merge is repeated, with provenance, only when a lookup happens.
+
+    Args:
+        base: the merged base, as :func:`merge_onto` takes it.
+        layers: the layers merged onto it, lowest precedence first.
+    """
+
+    __slots__ = ("_base", "_layers", "_table")
+
+    def __init__(
+        self, base: tuple[dict[str, Any], dict[str, Provenance]], layers: Sequence[Layer]
+    ) -> None:
+        self._base = base
+        self._layers: tuple[Layer, ...] = tuple(layers)
+        self._table: dict[str, Provenance] | None = None
+
+    def _built(self) -> dict[str, Provenance]:
+        table = self._table
+        if table is None:  # two threads may both merge; they get equal tables
+            table = self._table = merge_onto(self._base, self._layers)[1]
+        return table
+
+    def __getitem__(self, path: str) -> Provenance:
+        return self._built()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+    def __repr__(self) -> str:
+        return f"LazyProvenance({self._built()!r})"
+
+    def __reduce__(self) -> tuple[type[dict[str, Provenance]], tuple[dict[str, Provenance]]]:
+        # Pickled and deep-copied as the plain table: the layers hold local functions.
+        return dict, (dict(self._built()),)

@@ -1,0 +1,356 @@
+"""The registry: metadata plus declarations, resolved per model and stage.
+
+:class:`Registry` holds one metadata :class:`~registry.metadata.catalog.Catalog` and the
+parsed models.yaml and stages.yaml, and resolves a model id (optionally for one
+stage) to a :class:`~registry.resolve.capabilities.ResolvedModel`. Layers merge in the
+order of ``docs/configuration.md``, later winning::
+
+    built-in defaults < published metadata < models.yaml globs (least specific first)
+    < models.yaml exact entry < stages.yaml per-stage, per-model overrides
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from registry.declarations.files import (
+    ModelsFile,
+    StagesFile,
+    decl_to_layer,
+    load_models_file,
+    load_stages_file,
+)
+from registry.declarations.models import ModelDecl
+from registry.declarations.stages import StageDecl
+from registry.declarations.vocabulary import is_glob
+from registry.declarations.yamlsource import UNSET
+from registry.errors import UnknownModelError, UnknownStageError, closest
+from registry.metadata.catalog import Catalog, load_endpoints
+from registry.metadata.shapes import EndpointList
+from registry.resolve.assemble import build_resolved
+from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
+from registry.resolve.layers import (
+    METADATA_FIELDS,
+    caller_provenance,
+    defaults_merged,
+    endpoint_values,
+    metadata_values,
+    put_path,
+    yaml_provenance,
+)
+from registry.resolve.merge import Layer, LazyProvenance, merge_values
+from registry.resolve.routing import allowed_endpoints, endpoint_caps, restricts
+
+if TYPE_CHECKING:
+    from registry.sources.settings import Settings
+
+__all__ = ["Registry"]
+
+
+def _specificity(pattern: str) -> int:
+    return sum(1 for ch in pattern if ch not in "*?[]")
+
+
+@dataclass(eq=False)
+class Registry:
+    """Metadata plus declarations; resolves models per stage.
+
+    Attributes:
+        catalog: the metadata catalog in use (its ``describe()`` goes in every report).
+        models_file: parsed models.yaml, or ``None``.
+        stages_file: parsed stages.yaml, or ``None``.
+        endpoint_lists: ``/endpoints`` data by model id, given up front (a file).
+        settings: source and cache settings for lazy endpoint fetches (``None``: the
+            ``CAPC_`` environment).
+        fetch_endpoints: fetch endpoints missing from :attr:`endpoint_lists` lazily
+            (set by :meth:`load` when no endpoints file is given).
+        notes: one line per endpoints fallback or failure met so far.
+    """
+
+    catalog: Catalog
+    models_file: ModelsFile | None = None
+    stages_file: StagesFile | None = None
+    endpoint_lists: Mapping[str, EndpointList] = field(default_factory=dict)
+    settings: Settings | None = None
+    fetch_endpoints: bool = False
+    notes: list[str] = field(default_factory=list, repr=False)
+    _cache: dict[tuple[str, str | None, str], ResolvedModel] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _meta_provenance: Callable[[tuple[str, ...]], Provenance] | None = field(
+        default=None, init=False, repr=False
+    )
+    _entry_layers: dict[tuple[str | int, ...], Layer] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _fetched: dict[str, EndpointList | None] = field(default_factory=dict, init=False, repr=False)
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        metadata: str | Path | None = None,
+        models: str | Path | None = None,
+        stages: str | Path | None = None,
+        endpoints: str | Path | None = None,
+        settings: Settings | None = None,
+    ) -> Registry:
+        """Load a registry from files.
+
+        Args:
+            metadata: an OpenRouter models list (file path or ``file://`` URL, read as
+                it is; or an ``http(s)://`` URL); ``None`` loads OpenRouter's list
+                through :func:`registry.sources.load.load_metadata`: fresh cache -> fetch ->
+                stale cache -> bundled seed (no request when ``settings.offline``).
+            models: path of models.yaml, or ``None`` for no declarations.
+            stages: path of stages.yaml, or ``None`` for no stages.
+            endpoints: a ``/endpoints`` response or a bundle of them (file path), or
+                ``None`` to fetch a model's endpoints lazily (through the cache) when
+                :meth:`endpoints` is first asked for them.
+            settings: source, cache and network settings; ``None`` reads the ``CAPC_``
+                environment.
+
+        Raises:
+            MetadataError: the metadata file cannot be read or parsed.
+            DeclarationError: a YAML file is invalid (names file, line and key).
+        """
+        from registry.sources.load import load_metadata
+
+        catalog = load_metadata(metadata, settings=settings)
+        return cls(
+            catalog=catalog,
+            models_file=None if models is None else load_models_file(models),
+            stages_file=None if stages is None else load_stages_file(stages),
+            endpoint_lists={} if endpoints is None else load_endpoints(endpoints),
+            settings=settings,
+            fetch_endpoints=endpoints is None,
+        )
+
+    # -- stages -----------------------------------------------------------------
+
+    def stage_names(self) -> list[str]:
+        """Return the declared stage names in file order."""
+        return [] if self.stages_file is None else list(self.stages_file.stages)
+
+    def stage(self, name: str) -> StageDecl:
+        """Return the declaration of stage ``name``.
+
+        Raises:
+            UnknownStageError: no such stage (carries the closest names).
+        """
+        if self.stages_file is None:
+            error = UnknownStageError(name, [])
+            error.args = (f"unknown stage {name!r}: no stages.yaml was loaded (none in the "
+                          "current directory; give its path with --stages)",)
+            raise error
+        stages = self.stages_file.stages
+        try:
+            return stages[name]
+        except KeyError:
+            raise UnknownStageError(name, closest(name, stages)) from None
+
+    def stage_dir(self) -> Path:
+        """Return the directory contract paths in stages.yaml are relative to."""
+        if self.stages_file is None:
+            return Path.cwd()
+        return Path(self.stages_file.path).resolve().parent
+
+    # -- models -----------------------------------------------------------------
+
+    def known_ids(self) -> list[str]:
+        """Return every model id that resolves: metadata ids plus models declared whole
+        (an exact models.yaml entry with ``supported_parameters``)."""
+        ids = self.catalog.ids()
+        if self.models_file is not None:
+            published = set(ids)
+            ids += [
+                k for k, decl in self.models_file.models.items()
+                if not is_glob(k) and k not in published and decl.supported_parameters is not None
+            ]
+        return ids
+
+    def endpoints(self, model_id: str) -> EndpointList | None:
+        """Return the published endpoints of ``model_id``.
+
+        From :attr:`endpoint_lists` when it lists the model; otherwise, when
+        :attr:`fetch_endpoints` is set, from :func:`registry.sources.load.load_endpoints_for`
+        (fresh cache -> fetch -> stale cache), once per model and registry. A fallback
+        or failure adds a one-line note to :attr:`notes`.
+
+        Args:
+            model_id: an OpenRouter model id.
+
+        Returns:
+            The endpoints, or ``None`` when none can be had. Never raises for network
+            or cache faults.
+        """
+        listed = self.endpoint_lists.get(model_id)
+        if listed is not None or not self.fetch_endpoints:
+            return listed
+        if model_id not in self._fetched:
+            from registry.sources.load import load_endpoints_for
+
+            self._fetched[model_id] = load_endpoints_for(
+                model_id, settings=self.settings, notes=self.notes
+            )
+        return self._fetched[model_id]
+
+    def resolve(
+        self,
+        model_id: str,
+        stage: str | None = None,
+        *,
+        provider: Mapping[str, Any] | None = None,
+    ) -> ResolvedModel:
+        """Resolve ``model_id`` (for ``stage`` when given) to its capabilities.
+
+        Args:
+            model_id: an OpenRouter model id such as ``anthropic/claude-sonnet-4.5``.
+            stage: a stage name whose per-model overrides apply, or ``None``.
+            provider: OpenRouter ``provider`` routing that wins over every declared one
+                (e.g. pinning one endpoint); when it, or the declared routing, restricts
+                the endpoints and endpoint data is loaded, the capabilities are those of
+                the allowed endpoints.
+
+        Returns:
+            The merged, frozen capabilities with provenance for every value.
+
+        Raises:
+            UnknownModelError: the id is in no metadata source and not declared whole
+                (an exact models.yaml entry with ``supported_parameters``).
+            UnknownStageError: ``stage`` is not declared.
+            RoutingError: a provider slug matches no endpoint, or none is left.
+        """
+        key = (model_id, stage, "" if not provider else repr(sorted(provider.items())))
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._resolve(model_id, stage, provider)
+            self._cache[key] = cached
+        return cached
+
+    def _yaml_layers(
+        self,
+        entries: Mapping[str, ModelDecl],
+        model_id: str,
+        file: ModelsFile | StagesFile,
+        base: tuple[str | int, ...],
+        layer_name: str,
+    ) -> list[Layer]:
+        matched = [k for k in entries if is_glob(k) and fnmatch.fnmatchcase(model_id, k)]
+        order = {k: i for i, k in enumerate(entries)}
+        matched.sort(key=lambda k: (_specificity(k), order[k]))
+        if model_id in entries:
+            matched.append(model_id)
+        return [self._entry_layer(entries, key, file, (*base, key), layer_name)
+                for key in matched]
+
+    def _entry_layer(
+        self,
+        entries: Mapping[str, ModelDecl],
+        key: str,
+        file: ModelsFile | StagesFile,
+        prefix: tuple[str | int, ...],
+        layer_name: str,
+    ) -> Layer:
+        """Return the layer of one YAML entry, built once per registry (values are
+        read-only to the merge, and provenance lookups are memoised)."""
+        found = self._entry_layers.get(prefix)
+        if found is None:
+            values = decl_to_layer(entries[key])
+            for unset_path in file.unset_paths:
+                if tuple(unset_path[: len(prefix)]) == prefix:
+                    put_path(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
+            found = Layer(values, functools.cache(yaml_provenance(file, prefix, layer_name)))
+            self._entry_layers[prefix] = found
+        return found
+
+    def _resolve(
+        self, model_id: str, stage: str | None, provider: Mapping[str, Any] | None
+    ) -> ResolvedModel:
+        info = self.catalog._core(model_id)
+        models = {} if self.models_file is None else self.models_file.models
+        exact = models.get(model_id)
+        declared_whole = exact is not None and exact.supported_parameters is not None
+        stage_decl = None if stage is None else self.stage(stage)
+        if info is None and not declared_whole:
+            overrides = {} if stage_decl is None else stage_decl.overrides
+            stage_exact = overrides.get(model_id)
+            if stage_exact is None or stage_exact.supported_parameters is None:
+                error = UnknownModelError(model_id, closest(model_id, self.known_ids()))
+                if exact is not None or stage_exact is not None:
+                    error.args = (
+                        f"model {model_id!r} is declared in YAML but absent from the metadata "
+                        f"({self.catalog.describe()}); to declare it whole, give it "
+                        "supported_parameters (and limits)",
+                    )
+                raise error
+
+        layers: list[Layer] = []
+        if info is not None:
+            if self._meta_provenance is None:
+                self._meta_provenance = functools.cache(self._metadata_provenance())
+            layers.append(Layer(metadata_values(info), self._meta_provenance))
+        if self.models_file is not None:
+            layers += self._yaml_layers(
+                models, model_id, self.models_file, ("models",), "models.yaml"
+            )
+        if stage_decl is not None and self.stages_file is not None and stage is not None:
+            layers += self._yaml_layers(
+                stage_decl.overrides,
+                model_id,
+                self.stages_file,
+                ("stages", stage, "overrides"),
+                "stages.yaml",
+            )
+        if provider:
+            layers.append(Layer({"provider": dict(provider)}, caller_provenance))
+        merged = merge_values(defaults_merged()[0], layers)
+        # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
+        pinned = restricts(merged.get("provider", {}))
+        listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
+        caps = () if listed is None else endpoint_caps(listed)
+        restricted = bool(caps) and pinned
+        if restricted:
+            caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
+            at = 1 if info is not None else 0
+            layers.insert(at, Layer(endpoint_values(caps), self._endpoint_provenance(caps)))
+            merged = merge_values(defaults_merged()[0], layers)
+        provenance = LazyProvenance(defaults_merged(), layers)
+        return build_resolved(model_id, merged, provenance, declared_only=info is None,
+                      endpoints=caps, routing_restricted=restricted)
+
+    def _endpoint_provenance(
+        self, caps: tuple[EndpointCaps, ...]
+    ) -> Callable[[tuple[str, ...]], Provenance]:
+        labels = ", ".join(c.label for c in caps)
+        catalog = self.catalog
+
+        def provenance(path: tuple[str, ...]) -> Provenance:
+            dotted = ".".join(path)
+            return Provenance(
+                layer="endpoints",
+                source=f"/endpoints of the allowed providers ({labels})",
+                field=METADATA_FIELDS.get(dotted, dotted).replace("top_provider.", ""),
+                fetched_at=catalog.fetched_at,
+            )
+
+        return provenance
+
+    def _metadata_provenance(self) -> Callable[[tuple[str, ...]], Provenance]:
+        catalog = self.catalog
+
+        def provenance(path: tuple[str, ...]) -> Provenance:
+            dotted = ".".join(path)
+            return Provenance(
+                layer="metadata",
+                source=catalog.source,
+                field=METADATA_FIELDS.get(dotted, dotted),
+                fetched_at=catalog.fetched_at,
+            )
+
+        return provenance

@@ -1,0 +1,115 @@
+"""Settings of the metadata sources: where to fetch, how long to wait, where to cache.
+
+Every setting can be given as an environment variable with the prefix ``CAPC_``
+(``CAPC_BASE_URL``, ``CAPC_API_KEY``, ``CAPC_OFFLINE=1``, ...) or as a keyword to
+:class:`Settings`. ``docs/metadata.md`` lists them all.
+
+The API key is a :class:`~pydantic.SecretStr`: its ``repr`` and ``str`` are masked, and
+the fetcher only ever puts it in the ``Authorization`` request header.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from registry.paths import default_cache_dir
+
+__all__ = ["DEFAULT_BASE_URL", "Settings", "load_settings"]
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+"""OpenRouter's public API root; ``/models`` and ``/models/{id}/endpoints`` hang off it."""
+
+
+class Settings(BaseSettings):
+    """Where metadata comes from and how hard to try.
+
+    Attributes:
+        base_url: API root without a trailing slash (``CAPC_BASE_URL``).
+        api_key: optional OpenRouter API key (``CAPC_API_KEY``). Sent only as
+            ``Authorization: Bearer``; never cached, reported or logged.
+        connect_timeout: seconds to wait for a TCP/TLS connection, per attempt.
+        read_timeout: seconds to wait for each read from the socket, per attempt.
+        deadline: total seconds one fetch may take, all attempts and waits included.
+        max_attempts: attempts per fetch, the first one included (at least 1).
+        backoff: seconds to wait before the second attempt; doubles after each
+            further failure (capped by ``retry_after_cap``). Not used when the server
+            sends ``Retry-After``.
+        retry_after_cap: the longest wait in seconds between two attempts, whatever
+            ``Retry-After`` asks for.
+        ttl: seconds a cached copy stays fresh (served without a request).
+        cache_dir: the cache directory (default: XDG cache location).
+        offline: never make a request; serve the cache (even stale) or the bundled seed.
+        max_shrink: fraction 0-1; a fetched models list with fewer than
+            ``(1 - max_shrink)`` times the cached copy's models is rejected.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="CAPC_", extra="ignore", frozen=True, validate_default=True
+    )
+
+    base_url: str = DEFAULT_BASE_URL
+    api_key: SecretStr | None = None
+    connect_timeout: float = Field(default=5.0, gt=0)
+    read_timeout: float = Field(default=20.0, gt=0)
+    deadline: float = Field(default=60.0, gt=0)
+    max_attempts: int = Field(default=4, ge=1, le=20)
+    backoff: float = Field(default=0.5, ge=0)
+    retry_after_cap: float = Field(default=30.0, ge=0)
+    ttl: float = Field(default=24 * 3600.0, ge=0)
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+    offline: bool = False
+    max_shrink: float = Field(default=0.5, ge=0, le=1)
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str) -> str:
+        """Require an absolute http(s) URL and drop a trailing slash."""
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be an absolute http:// or https:// URL")
+        return value.strip().rstrip("/")
+
+    @field_validator("api_key")
+    @classmethod
+    def _blank_key_is_none(cls, value: SecretStr | None) -> SecretStr | None:
+        """Treat an empty or blank key (``CAPC_API_KEY=``) as no key."""
+        if value is None or not value.get_secret_value().strip():
+            return None
+        return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("cache_dir")
+    @classmethod
+    def _expand_cache_dir(cls, value: Path) -> Path:
+        """Expand ``~`` in the cache directory."""
+        return value.expanduser()
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build :class:`Settings` from the environment plus keyword overrides.
+
+    Args:
+        **overrides: setting values that win over the environment (``offline=True``).
+
+    Returns:
+        The validated settings.
+
+    Raises:
+        MetadataError: a ``CAPC_`` variable or an override is invalid; the message names
+            the variable and the rule, never the value (it could be the API key).
+    """
+    from pydantic import ValidationError
+
+    from registry.errors import MetadataError
+
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"CAPC_{'.'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+        raise MetadataError(f"invalid settings: {problems}", source="environment") from exc
