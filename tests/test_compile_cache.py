@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +102,57 @@ def test_default_metadata_source_is_not_cached(
     forbid_loading(monkeypatch)
     with pytest.raises(AssertionError, match="not a cache hit"):
         main(argv)
+
+
+_CODE_EDIT_WORKER = """
+import json, sys
+from pathlib import Path
+import compiler
+from compiler.cli.main import main
+
+code, cache, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+argv, edits = json.loads(sys.argv[4]), json.loads(sys.argv[5])
+assert Path(compiler.__file__).is_relative_to(code), compiler.__file__
+
+def entries():
+    return len(list((cache / "compiled").glob("*.json")))
+
+counts = {}
+main(argv)
+main(argv)
+counts["unchanged"] = entries()
+for path in edits:
+    with open(code / path, "a", encoding="utf-8") as fh:
+        fh.write("\\n" if path.endswith(".json") else "\\n# edited\\n")
+    main(argv)
+    counts[path] = entries()
+out.write_text(json.dumps(counts))
+"""
+
+
+def test_an_edit_in_any_subfolder_of_the_code_misses(config: list[str], tmp_path: Path) -> None:
+    """The compile cache keys on every module and data file of both packages, subfolders
+    included: editing one file in each folder makes the next compile a miss (a new entry),
+    while the same code twice is a hit (no new entry)."""
+    code = tmp_path / "code"
+    for package in ("compiler", "registry"):
+        shutil.copytree(
+            ROOT / package, code / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    edits = []
+    for folder in sorted({p.parent for p in code.rglob("*") if p.suffix in (".py", ".json")}):
+        files = sorted(p for p in folder.iterdir() if p.suffix in (".py", ".json"))
+        chosen = next((p for p in files if p.name != "__init__.py"), files[0])
+        edits.append(chosen.relative_to(code).as_posix())
+    assert {"compiler/passes", "registry/sources", "registry/data"} <= {
+        edit.rpartition("/")[0] for edit in edits
+    }
+    cache, out = tmp_path / "cache", tmp_path / "counts.json"
+    env = {**os.environ, "PYTHONPATH": str(code), "CAPC_CACHE_DIR": str(cache)}
+    subprocess.run(
+        [sys.executable, "-P", "-c", _CODE_EDIT_WORKER, str(code), str(cache), str(out),
+         json.dumps(config), json.dumps(edits)],
+        env=env, capture_output=True, check=True,
+    )  # fmt: skip
+    counts = json.loads(out.read_text())
+    assert counts == {"unchanged": 1, **{edit: 2 + i for i, edit in enumerate(edits)}}

@@ -65,3 +65,25 @@ def test_schema_libraries_load_only_for_a_contract(stage: str, loaded: list[str]
     """jsonschema and referencing are imported when a contract is projected, not for a
     stage without one (docs/performance.md, "Lazy imports")."""
     assert _loaded_by_compile(stage, ("jsonschema", "referencing"), "--no-cache") == loaded
+
+
+PUBLIC_API = {
+    "compiler": [
+        "Adjustment", "AdjustmentRefused", "AdjustmentReport", "AdjustmentWarning",
+        "CompiledRequest", "CompilerError", "ContractError", "Intent", "OutputContract",
+        "ProjectionError", "PromptTooLongError", "ReplyValidationError", "compile_request",
+        "default_registry",
+    ],
+    "registry": [
+        "Catalog", "DeclarationError", "MetadataError", "Provenance", "ReasoningCaps",
+        "Registry", "RegistryError", "ResolvedModel", "SamplingRules", "UnknownModelError",
+        "UnknownStageError", "bundled_catalog", "load_catalog",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("package", [compiler, registry])
+def test_public_api_is_exactly_the_pinned_list(package: object) -> None:
+    """Each package exports exactly the pinned names: moving modules changes no import of a
+    user's code."""
+    assert package.__all__ == PUBLIC_API[package.__name__]  # type: ignore[attr-defined]

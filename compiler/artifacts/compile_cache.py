@@ -6,8 +6,9 @@ stages.yaml and models.yaml, the metadata file's path, size and modification tim
 the size and modification time of every module and data file of both packages,
 subfolders included (so an upgrade or an edit anywhere invalidates everything). An
 entry also records the files the compile imported (the stage's contract module); a hit
-is served only when each still has the recorded size and modification time. A hit needs nothing but the standard library: no pydantic,
-no YAML parsing, no schema projection.
+is served only when each still has the recorded size and modification time. A hit
+needs nothing but the standard library: no pydantic, no YAML parsing, no schema
+projection.
 
 Only compiles with a local metadata file are cached (the default source's answer
 depends on the network and the TTL), and never one whose stage sets a policy (warnings
