@@ -8,11 +8,15 @@ differs. The invocations cover every example stage x every model the example sta
 name (``compile``, ``explain`` and ``show``, as text and ``--json``), every command's
 ``--help``, ``check``, ``schema``, ``models``, ``audit``, ``lock``, ``lock --check``,
 ``diff`` and a few refused inputs, over the bundled seed and, when ``../shared`` is
-present, the shared snapshots of 2026-05-18 and 2026-08-19.
+present, the shared snapshots of 2026-05-18 and 2026-08-19; then the default metadata
+source, messages from a file and from stdin, a stage with a warn/refuse policy (warnings
+on stderr), a broken stages.yaml, ``refresh`` offline, and the ``cache`` commands.
 
 Both copies run with the same working directory, the same YAML files, ``CAPC_OFFLINE=1``,
 ``COLUMNS=100`` and a fresh ``CAPC_CACHE_DIR`` each, one process per copy (the second
-``compile`` of a pair is then served by the compile cache, which is compared too).
+``compile`` of a pair is then served by the compile cache, which is compared too; state a
+process keeps, such as the once-per-process log of unknown parameters, carries over from
+one invocation to the next in the same order for both copies).
 Paths of the two copies are written as ``<tree>`` before comparing.
 
 Usage::
@@ -44,13 +48,15 @@ SEED = "registry/data/seed-models-2026-08-19.json"
 # each invocation goes through ``python -m compiler`` (runpy), which both layouts have.
 _WORKER = r"""
 import contextlib, io, json, os, runpy, sys
-import compiler
+import compiler, registry
 tree = os.environ["PARITY_TREE"]
-assert compiler.__file__.startswith(tree), (compiler.__file__, tree)
+for package in (compiler, registry):
+    assert package.__file__.startswith(tree), (package.__file__, tree)
 results = []
 for item in json.load(sys.stdin):
     out, err = io.StringIO(), io.StringIO()
     sys.argv = ["capc", *item["argv"]]
+    sys.stdin = io.StringIO(item.get("stdin", ""))
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -87,8 +93,25 @@ def _metadata_files() -> list[str]:
     return files
 
 
+def _extra_inputs(work: Path) -> dict[str, str]:
+    """Write the inputs of the edge cases into ``work``; return their paths by name."""
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    (work / "messages.json").write_text(json.dumps(messages), encoding="utf-8")
+    data = yaml.safe_load((ROOT / "stages.yaml").read_text(encoding="utf-8"))
+    first = next(iter(data["stages"].values()))
+    first["policy"] = {"param.*": "warn", "reasoning.*": "refuse"}
+    contracts = work / "contracts"
+    contracts.mkdir()
+    for source in (ROOT / "contracts").glob("*.py"):
+        (contracts / source.name).write_text(source.read_text(encoding="utf-8"), "utf-8")
+    (work / "stages-policy.yaml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    (work / "broken.yaml").write_text("stages:\n  a: [unclosed\n", encoding="utf-8")
+    return {name: str(work / f"{name}") for name in
+            ("messages.json", "stages-policy.yaml", "broken.yaml")}
+
+
 def invocations(work: Path) -> list[dict[str, Any]]:
-    """Return the invocations to compare: ``{"argv": [...], "reads": path or None}``."""
+    """Return the invocations to compare: ``{"argv": [...], "reads": path, "stdin": text}``."""
     common = ["--models", "models.yaml", "--stages", "stages.yaml"]
     runs: list[dict[str, Any]] = [{"argv": ["--help"]}]
     for command in ("compile", "explain", "show", "check", "schema", "lock", "audit", "diff",
@@ -124,7 +147,26 @@ def invocations(work: Path) -> list[dict[str, Any]]:
     if len(metas) > 1:
         runs.append({"argv": ["diff", metas[0], metas[-1], *common]})
         runs.append({"argv": ["diff", metas[0], metas[-1], *common, "--json"]})
+    extra = _extra_inputs(work)
+    stage, model = pairs[0]
+    policy = ["--models", "models.yaml", "--stages", extra["stages-policy.yaml"]]
     runs += [
+        {"argv": ["compile", stage, model, *common]},  # the default source: the seed, offline
+        {"argv": ["show", model, *common, "--json"]},
+        {"argv": ["compile", stage, model, *common, "--messages", extra["messages.json"]]},
+        {"argv": ["explain", stage, model, *common, "--messages", "-"],
+         "stdin": (work / "messages.json").read_text(encoding="utf-8")},
+        {"argv": ["compile", stage, model, *common, "--messages", "-"], "stdin": "not json"},
+        *({"argv": [command, stage, m, *policy]} for m in sorted({m for s, m in pairs})
+          for command in ("compile", "explain")),
+        {"argv": ["audit", *policy]},
+        {"argv": ["check", "--models", "models.yaml", "--stages", extra["broken.yaml"]]},
+        {"argv": ["compile", stage, model, "--models", "models.yaml", "--stages",
+                  extra["broken.yaml"]]},
+        {"argv": ["refresh"]},
+        {"argv": ["refresh", "--json"]},
+        {"argv": ["models", *common]},
+        {"argv": ["cache", "clear"]},
         {"argv": ["schema", "models"]},
         {"argv": ["schema", "stages"]},
         {"argv": ["lock", "--schema"]},

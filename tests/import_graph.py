@@ -3,7 +3,10 @@
 Every ``import`` and ``from ... import`` counts, wherever it stands: at module level, in a
 function (a lazy import) or under ``if TYPE_CHECKING:``. ``from a.b import c`` is an edge to
 the module ``a.b.c`` when that is a module of the tree, else to ``a.b``. Relative imports
-are resolved against the importing module's package.
+are resolved against the importing module's package. Imports by name count too: a call
+``importlib.import_module("a.b")`` (or ``import_module("a.b")``) with a literal name, and
+the module names in the values of a module-level ``_EXPORTS`` dict (the table the
+packages' lazy ``__getattr__`` imports from).
 """
 
 from __future__ import annotations
@@ -47,6 +50,19 @@ def _targets(node: ast.AST, module: Module, modules: Mapping[str, Module]) -> It
     if isinstance(node, ast.Import):
         for alias in node.names:
             yield alias.name
+    elif isinstance(node, ast.Call):
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called == "import_module" and node.args and isinstance(node.args[0], ast.Constant):
+            yield str(node.args[0].value)
+    elif isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in targets) and isinstance(
+            node.value, ast.Dict
+        ):
+            for value in node.value.values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    yield value.value
     elif isinstance(node, ast.ImportFrom):
         base = node.module or ""
         if node.level:
@@ -108,8 +124,8 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
 
 
 def top_level_names(path: Path) -> set[str]:
-    """Return the names a module defines at module level (``if``/``try`` blocks included);
-    a name it imports is not among them."""
+    """Return the names a module defines at module level (inside ``if``, ``try``, ``with``
+    and loops too); a name it imports is not among them."""
     defined: set[str] = set()
 
     def visit(body: Iterable[ast.stmt]) -> None:
@@ -120,9 +136,14 @@ def top_level_names(path: Path) -> set[str]:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     defined.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-            elif isinstance(node, ast.If | ast.Try):
+            elif isinstance(node, ast.If | ast.Try | ast.With | ast.For | ast.While):
                 visit(node.body)
-                visit(node.orelse)
+                visit(getattr(node, "orelse", []))
+                visit(getattr(node, "finalbody", []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+                if isinstance(node, ast.For):
+                    defined.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
 
     visit(ast.parse(path.read_text(encoding="utf-8")).body)
     return defined

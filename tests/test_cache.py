@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import subprocess
 import sys
@@ -132,6 +133,28 @@ def test_damaged_entry_reads_as_absent(cache: MetadataCache, tmp_path: Path) -> 
         raw.set("https://other/models", "a pickled string, not ours")
     assert cache.get(URL) is None
     assert cache.get("https://other/models") is None
+
+
+def test_damage_is_logged_under_the_documented_logger(
+    cache: MetadataCache, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A damaged or foreign entry is a warning of logger ``registry.sources.cache`` (a
+    child of ``registry.sources``, docs/metadata.md), so one setting silences both."""
+    import diskcache
+
+    cache.store(URL, models_payload(), kind="models", fetched_at=NOW, max_shrink=0.5)
+    with diskcache.Cache(str(tmp_path / "cache")) as raw:
+        raw.set(URL, b"not an entry")
+        raw.set("https://other/models", "a pickled string, not ours")
+    with caplog.at_level(logging.WARNING, logger="registry.sources"):
+        assert cache.get(URL) is None
+        assert cache.get("https://other/models") is None
+    assert [(r.name, r.levelno) for r in caplog.records] == [
+        ("registry.sources.cache", logging.WARNING),
+        ("registry.sources.cache", logging.WARNING),
+    ]
+    assert "damaged" in caplog.records[0].getMessage()
+    assert "not ours" in caplog.records[1].getMessage()
 
 
 def test_entries_are_bytes_never_pickles(cache: MetadataCache, tmp_path: Path) -> None:

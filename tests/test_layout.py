@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,8 @@ def edges_into(prefix: str) -> list[tuple[str, str]]:
 
 
 def test_the_graph_reader_sees_lazy_type_checking_and_relative_imports(tmp_path: Path) -> None:
-    """An import in a function, under TYPE_CHECKING, relative, or of a submodule is an edge."""
+    """An import in a function, under TYPE_CHECKING, relative, of a submodule, by
+    ``importlib.import_module`` or through an ``_EXPORTS`` table is an edge."""
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -78,12 +80,16 @@ def test_the_graph_reader_sees_lazy_type_checking_and_relative_imports(tmp_path:
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub import c\nx = 1\n"
     )
     (pkg / "sub" / "c.py").write_text("from ..a import f\nfrom . import d\n")
-    (pkg / "sub" / "d.py").write_text("import json\n")
+    (pkg / "sub" / "d.py").write_text(
+        "import importlib\n_EXPORTS = {'x': 'pkg.e'}\n"
+        "def g():\n    return importlib.import_module('pkg.sub')\n"
+    )
+    (pkg / "e.py").write_text("")
     graph = import_graph(find_modules(tmp_path, ["pkg"]))
     assert graph["pkg.a"] == {"pkg.b"}
     assert graph["pkg.b"] == {"pkg.sub.c"}
     assert graph["pkg.sub.c"] == {"pkg.a", "pkg.sub.d"}
-    assert graph["pkg.sub.d"] == set()
+    assert graph["pkg.sub.d"] == {"pkg.e", "pkg.sub"}
     assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c"]]
 
 
@@ -161,15 +167,21 @@ def test_each_folder_imports_only_the_folders_upstream_of_it() -> None:
 
 def test_names_are_imported_from_the_module_that_defines_them() -> None:
     """No module passes on a name it imported (no compatibility shims): every
-    ``from M import name`` in the packages, tests, bench and scripts names the module that
-    defines ``name`` (or a submodule), except the two packages' public ``__init__``."""
+    ``from M import name`` in the packages, tests, bench and scripts names a module that
+    exists and defines ``name`` (or a submodule), except the two packages' public
+    ``__init__``."""
     defined: dict[str, set[str]] = {}
     bad = []
     files = [p for d in (*PACKAGES, "tests", "bench", "scripts") for p in (ROOT / d).rglob("*.py")]
     for path in sorted(files):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if not isinstance(node, ast.ImportFrom) or node.level or node.module not in MODULES:
+            if not isinstance(node, ast.ImportFrom) or node.level or node.module is None:
+                continue
+            if node.module.split(".")[0] not in ROOT_PACKAGES:
+                continue
+            if node.module not in MODULES:
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: no module {node.module}")
                 continue
             if node.module in ROOT_PACKAGES:
                 continue  # the public API, re-exported by design
@@ -192,15 +204,17 @@ def test_all_lists_only_names_the_module_defines(name: str) -> None:
     """An internal module's ``__all__`` exports what it defines, never what it imported."""
     defined = top_level_names(MODULES[name].path)
     tree = ast.parse(MODULES[name].path.read_text(encoding="utf-8"))
-    exported = [
-        elt.value
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
-        and isinstance(node.value, ast.List | ast.Tuple)
-        for elt in node.value.elts
-        if isinstance(elt, ast.Constant)
-    ]
+    exported: list[str] = []
+    for node in tree.body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign)
+            else [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign) else []
+        )
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        assert isinstance(node.value, ast.List | ast.Tuple), "__all__ must be a literal list"
+        exported += [str(elt.value) for elt in node.value.elts if isinstance(elt, ast.Constant)]
+    assert exported, "__all__ is named but no list was read"
     assert [n for n in exported if n not in defined] == []
 
 
@@ -255,3 +269,18 @@ def test_the_folder_map_in_the_docs_names_every_folder() -> None:
         if path.is_dir() and path.name != "__pycache__"
     }
     assert drawn == folders
+
+
+def test_the_distribution_ships_every_folder() -> None:
+    """setuptools' package discovery, as pyproject.toml configures it, finds exactly the
+    packages of the tree (an editable install would hide a subpackage left out), and the
+    package data lists py.typed for both packages and the seed catalog."""
+    setuptools = pytest.importorskip("setuptools")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]
+    found = setuptools.find_packages(where=str(ROOT), **config["packages"]["find"])
+    assert sorted(found) == sorted(m for m, module in MODULES.items() if module.is_package)
+    data = config["package-data"]
+    assert "py.typed" in data["registry"] and "py.typed" in data["compiler"]
+    assert any((ROOT / "registry").glob(pattern) for pattern in data["registry"] if "/" in pattern)

@@ -87,3 +87,12 @@ def test_public_api_is_exactly_the_pinned_list(package: object) -> None:
     """Each package exports exactly the pinned names: moving modules changes no import of a
     user's code."""
     assert package.__all__ == PUBLIC_API[package.__name__]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("package", [compiler, registry])
+def test_lazy_export_table_matches_all(package: object) -> None:
+    """The lazy ``__getattr__`` table names exactly the exported names, each from a module
+    of the package itself."""
+    table = package._EXPORTS  # type: ignore[attr-defined]
+    assert sorted(table) == package.__all__  # type: ignore[attr-defined]
+    assert {module.split(".")[0] for module in table.values()} == {package.__name__}  # type: ignore[attr-defined]

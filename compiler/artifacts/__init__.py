@@ -1,5 +1,5 @@
 """What compiles are written into: the lock file (format, schema, reader), audit, diff, cache.
 
-Each runs :func:`compiler.request.compile_request` over stages x models and turns the
-results into a document for other runtimes, auditors, reviewers or the CLI's compile cache.
+The lock runs :func:`compiler.request.compile_request` over stages x models; the audit,
+the diff and the CLI's compile cache read its results for auditors, reviewers and editors.
 """

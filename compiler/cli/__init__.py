@@ -1,5 +1,5 @@
 """The ``capc`` command line: one module per command group, dispatched by :mod:`.main`.
 
-Arguments come from the shell; each command calls the public API (registry, request,
-artifacts) and prints text or ``--json``. Nothing in the package imports this folder.
+Arguments come from the shell; each command calls the registry, the compiler or an
+artifact and prints text or ``--json``. Only ``compiler/__main__.py`` imports this folder.
 """

@@ -311,6 +311,7 @@ def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
     Raises:
         ProjectionError: a reference is external or points nowhere.
 
+    >>> from compiler.schema.dialects import DIALECTS
     >>> check_dialect({"type": "object", "properties": {}}, DIALECTS["openai-strict"])
     ["/: object without 'additionalProperties: false'"]
     """

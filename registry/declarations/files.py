@@ -121,6 +121,7 @@ def decl_to_layer(decl: BaseModel) -> dict[str, Any]:
 
     Python values are kept (``Decimal`` prices stay ``Decimal``).
 
+    >>> from registry.declarations.models import LimitsDecl, ModelDecl
     >>> decl_to_layer(ModelDecl(limits=LimitsDecl(context_length=8192)))
     {'limits': {'context_length': 8192}}
     """

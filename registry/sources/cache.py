@@ -39,7 +39,9 @@ from registry.sources.cache_entry import CacheEntry, Kind
 
 __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
 
-_log = logging.getLogger(__name__)
+#: A child of the ``registry.sources`` logger (docs/metadata.md), named here so a move of
+#: this module never renames it.
+_log = logging.getLogger("registry.sources.cache")
 
 _SQLITE_TIMEOUT = 30.0  # seconds another process may hold the cache's write lock
 
