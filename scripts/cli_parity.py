@@ -63,6 +63,8 @@ for item in json.load(sys.stdin):
             runpy.run_module("compiler", run_name="__main__", alter_sys=False)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
+        except Exception as exc:  # a traceback is output too: record its type and message
+            code = f"raised {type(exc).__name__}: {exc}"
     written = None
     if item.get("reads"):
         try:
