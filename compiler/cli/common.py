@@ -60,6 +60,11 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def default_path(given: str | None, name: str) -> Path | None:
+    """Return the file given on the command line, else ``./name`` when it exists, else None.
+
+    Raises:
+        CliError: (exit 2) ``given`` is a directory or no such file.
+    """
     if given is not None:
         path = Path(given)
         if path.is_dir():

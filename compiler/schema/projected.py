@@ -38,7 +38,6 @@ WRAP_PROPERTY = "result"
 """Name of the one property a wrapped (non-object) root is placed under."""
 
 
-
 @dataclass(frozen=True)
 class SchemaChange:
     """One rewrite the projection made to the contract's schema.
