@@ -54,6 +54,7 @@ class Reply:
         reset: bool = False,
         gzip: bool = False,
         short_by: int = 0,
+        drip: float = 0.0,
     ) -> None:
         import json
 
@@ -68,6 +69,7 @@ class Reply:
         self.reset = reset
         self.gzip = gzip
         self.short_by = short_by
+        self.drip = drip
 
 
 class FakeOpenRouter:
@@ -129,6 +131,16 @@ class FakeOpenRouter:
                     self.close_connection = True
                 self.end_headers()
                 with contextlib.suppress(OSError):
+                    if reply.drip:
+                        import time
+
+                        for at in range(len(body)):
+                            if server.release.is_set():
+                                return
+                            self.wfile.write(body[at : at + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.drip)
+                        return
                     self.wfile.write(body)
 
         self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -164,7 +176,8 @@ def openrouter_server() -> Iterator[FakeOpenRouter]:
     :class:`Reply` is a body (bytes, text or a JSON-able value) with ``status`` and
     ``headers``; ``hang`` never answers (until teardown), ``reset`` closes the connection
     with a TCP reset, ``gzip`` compresses the body, ``short_by`` announces that many more
-    bytes than are sent and then closes the connection.
+    bytes than are sent and then closes the connection, ``drip`` sends the body one
+    byte every ``drip`` seconds.
     """
     server = FakeOpenRouter()
     try:

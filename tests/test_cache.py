@@ -194,7 +194,7 @@ from registry.sources.settings import Settings
 from registry.sources.load import load_metadata
 
 settings = Settings(base_url=sys.argv[1], cache_dir=Path(sys.argv[2]), offline=False,
-                    backoff=0, retry_after_cap=0, read_timeout=5)
+                    backoff=0, retry_after_cap=0, read_timeout=5, min_models=1)
 origins = [load_metadata(settings=settings, refresh=True).origin for _ in range(int(sys.argv[3]))]
 print(",".join(origins))
 """

@@ -13,12 +13,12 @@ import pytest
 
 from registry.errors import MetadataError
 from registry.paths import default_cache_dir
+from registry.sources.failures import parse_retry_after
 from registry.sources.fetch import (
     FetchError,
     fetch_endpoints,
     fetch_models,
     fetch_url,
-    parse_retry_after,
 )
 from registry.sources.settings import DEFAULT_BASE_URL, Settings, load_settings
 from registry.sources.urls import endpoints_url, models_url, redact_url

@@ -138,7 +138,7 @@ def _refresh(args: argparse.Namespace, settings: Settings) -> int:
 
     progress = _progress(args)
     catalog = load_metadata(None, settings=settings, refresh=True, progress=progress)
-    ok = catalog.origin == "fetch"
+    ok = catalog.origin == "fetch" and catalog.store_error is None
     models_row = {
         "source": catalog.source,
         "origin": catalog.origin,
@@ -150,6 +150,8 @@ def _refresh(args: argparse.Namespace, settings: Settings) -> int:
     lines = []
     if ok:
         lines.append(f"models: fetched {len(catalog)} models from {catalog.describe()}")
+    elif catalog.origin == "fetch":
+        lines.append(f"models: fetched {len(catalog)} models, not cached")
     else:
         lines.append(f"models: kept {len(catalog)} models from {catalog.describe()}")
     endpoint_rows = []
@@ -167,7 +169,7 @@ def _refresh(args: argparse.Namespace, settings: Settings) -> int:
                 "note": result.note,
             }
         )
-        if result.origin == "fetch":
+        if result.origin == "fetch" and result.store_error is None:
             lines.append(f"endpoints of {model_id}: fetched {count} endpoints")
         else:
             ok = False

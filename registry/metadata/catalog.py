@@ -65,6 +65,8 @@ class Catalog:
         stale: the data is known to be older than the caller wanted.
         note: one line on how the catalog was obtained when that is worth saying
             (a failed fetch, a rejected payload, offline mode); ``None`` otherwise.
+        store_error: for origin ``"fetch"``, why the fetched list could not be cached
+            (``capc refresh`` then fails); ``None`` when it was cached.
 
     A catalog loaded from a file, the seed or the cache validates the core fields when
     it loads and builds :attr:`models` on its first value lookup (see
@@ -78,6 +80,7 @@ class Catalog:
     origin: str
     stale: bool = False
     note: str | None = None
+    store_error: str | None = None
 
     def core(self, model_id: str) -> CoreFields | None:
         """Return the fields of a model that resolution reads, without building the

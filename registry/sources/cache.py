@@ -15,6 +15,16 @@ for a models list, did not shrink by more than ``max_shrink`` against the cached
 The comparison and the write happen in one diskcache transaction, so several processes
 refreshing at once leave one complete entry, never a mix.
 
+**The write cannot lose the last good copy.** Every value is kept inside the SQLite
+database (``disk_min_file_size`` above any payload the fetcher accepts), so replacing an
+entry is one SQLite transaction, committed with ``synchronous=FULL``: at every instant
+either the old row or the new one is the committed one. Nothing is ever evicted
+(``eviction_policy="none"``), so no entry can push another out. An entry an older
+version stored in a file is replaced in a transaction of its own, which commits before
+diskcache removes the old file; files no row refers to (left by a crash of an older
+version) are removed after a successful store. ``tests/test_cache_crash.py`` kills the
+writer before and after each of these operations in turn.
+
 :mod:`diskcache` is imported when a cache is opened, not when this module is imported.
 """
 
@@ -23,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -35,6 +46,7 @@ from registry.errors import MetadataError
 from registry.metadata.core import core_json
 from registry.metadata.parse import parse_endpoints, parse_models, parse_models_json
 from registry.metadata.shapes import EndpointList, ModelInfo
+from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH, check_depth
 from registry.sources.cache_entry import CacheEntry, Kind
 
 __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
@@ -44,6 +56,14 @@ __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
 _log = logging.getLogger("registry.sources.cache")
 
 _SQLITE_TIMEOUT = 30.0  # seconds another process may hold the cache's write lock
+
+#: diskcache settings of every open (persisted in its Settings table): values inline in
+#: SQLite (2**40 bytes is above anything ``CAPC_MAX_RESPONSE_BYTES`` allows), no eviction.
+_DISKCACHE_SETTINGS: dict[str, object] = {
+    "disk_min_file_size": 2**40,
+    "eviction_policy": "none",
+}
+_SYNC_FULL, _SYNC_NORMAL = 2, 1  # PRAGMA synchronous: FULL for a store, NORMAL otherwise
 
 
 class CacheError(MetadataError):
@@ -87,7 +107,7 @@ def _decode_json(payload: bytes, *, source: str) -> object:
 
 
 def check_payload(
-    kind: Kind, payload: bytes, *, source: str
+    kind: Kind, payload: bytes, *, source: str, max_depth: int = DEFAULT_MAX_JSON_DEPTH
 ) -> list[ModelInfo] | EndpointList:
     """Decode and parse a payload, requiring at least one model or endpoint.
 
@@ -95,14 +115,19 @@ def check_payload(
         kind: ``"models"`` or ``"endpoints"``.
         payload: the response body.
         source: the URL, for messages.
+        max_depth: the deepest JSON nesting accepted, checked before any parser runs
+            (``CAPC_MAX_JSON_DEPTH``).
 
     Returns:
         The parsed models (for ``"models"``) or endpoint list (for ``"endpoints"``).
 
     Raises:
-        RejectedPayload: not JSON, the wrong shape, a field of an impossible type, or
-            empty.
+        RejectedPayload: nested too deeply, not JSON, the wrong shape, a field of an
+            impossible type, or empty.
     """
+    too_deep = check_depth(payload, max_depth)
+    if too_deep is not None:
+        raise RejectedPayload(too_deep, source=source)
     if kind == "models":
         fast = parse_models_json(payload)
         if fast:
@@ -123,6 +148,41 @@ def check_payload(
     if not endpoints.endpoints:
         raise RejectedPayload("the model lists no endpoints", source=source)
     return endpoints
+
+
+def _read(cache: Any, url: str) -> tuple[object, bool]:
+    """Return the stored value of ``url`` (``None`` when absent) and whether it is kept
+    in a file (an entry an older version wrote) rather than inline."""
+    value = cache.get(url, read=True)
+    if value is None or isinstance(value, bytes):
+        return value, False
+    if not hasattr(value, "read"):
+        return value, False
+    with value:
+        return value.read(), True
+
+
+def _check_shrink(
+    entry: CacheEntry, current: CacheEntry | None, max_shrink: float, min_models: int
+) -> None:
+    """Raise :class:`RejectedPayload` when a models list shrank implausibly."""
+    if entry.kind != "models":
+        return
+    if current is None or current.kind != "models":
+        if entry.count < min_models:
+            raise RejectedPayload(
+                f"{entry.count} models, fewer than the {min_models} required with no "
+                "cached copy to compare with (CAPC_MIN_MODELS)",
+                source=entry.source,
+            )
+        return
+    if entry.count < (1.0 - max_shrink) * current.count:
+        shrink = 1.0 - entry.count / current.count
+        raise RejectedPayload(
+            f"{entry.count} models vs {current.count} cached: shrank by "
+            f"{shrink:.0%}, more than the {max_shrink:.0%} allowed",
+            source=entry.source,
+        )
 
 
 def _count(parsed: list[ModelInfo] | EndpointList) -> int:
@@ -149,7 +209,9 @@ class MetadataCache:
             import diskcache
 
             with self._errors("open"):
-                self._cache = diskcache.Cache(str(self.directory), timeout=_SQLITE_TIMEOUT)
+                self._cache = diskcache.Cache(
+                    str(self.directory), timeout=_SQLITE_TIMEOUT, **_DISKCACHE_SETTINGS
+                )
         return self._cache
 
     @contextmanager
@@ -193,13 +255,16 @@ class MetadataCache:
         """
         cache = self._open()
         with self._errors("read"):
-            blob = cache.get(url)
+            blob, _ = _read(cache, url)
             if blob is None and url in cache:
                 # A concurrent store replaced the entry's file between diskcache reading
                 # its row and its file, which diskcache reports as a miss: read again
                 # while holding the write lock.
                 with cache.transact():
-                    blob = cache.get(url)
+                    blob, _ = _read(cache, url)
+        return self._decode(url, blob)
+
+    def _decode(self, url: str, blob: object) -> CacheEntry | None:
         if blob is None:
             return None
         if not isinstance(blob, bytes):
@@ -221,6 +286,8 @@ class MetadataCache:
         kind: Kind,
         fetched_at: datetime,
         max_shrink: float,
+        min_models: int = 1,
+        max_depth: int = DEFAULT_MAX_JSON_DEPTH,
     ) -> tuple[CacheEntry, list[ModelInfo] | EndpointList]:
         """Check a fetched payload and, when it passes, make it the cached copy.
 
@@ -232,6 +299,10 @@ class MetadataCache:
             max_shrink: fraction 0-1; a models list with fewer than
                 ``(1 - max_shrink)`` times the cached count is rejected. Endpoint lists
                 are small and change legitimately, so they are not compared.
+            min_models: with no cached models list to compare with, a models list
+                with fewer models is rejected (``CAPC_MIN_MODELS``; the seed's count by
+                default, see :func:`registry.sources.fallback.obtain`).
+            max_depth: see :func:`check_payload`.
 
         Returns:
             The stored entry and the parsed payload.
@@ -240,7 +311,7 @@ class MetadataCache:
             RejectedPayload: the payload failed the guard; the cached copy is untouched.
             CacheError: the cache cannot be read or written.
         """
-        parsed = check_payload(kind, payload, source=url)
+        parsed = check_payload(kind, payload, source=url, max_depth=max_depth)
         entry = CacheEntry(
             source=url,
             kind=kind,
@@ -249,23 +320,43 @@ class MetadataCache:
             payload=payload,
             core=core_json(payload) if kind == "models" else None,
         )
+        blob = entry.to_bytes()
         cache = self._open()
-        with self._errors("write"), cache.transact():
-            current = self.get(url)
-            if (
-                kind == "models"
-                and current is not None
-                and current.kind == "models"
-                and entry.count < (1.0 - max_shrink) * current.count
-            ):
-                shrink = 1.0 - entry.count / current.count
-                raise RejectedPayload(
-                    f"{entry.count} models vs {current.count} cached: shrank by "
-                    f"{shrink:.0%}, more than the {max_shrink:.0%} allowed",
-                    source=url,
-                )
-            cache.set(url, entry.to_bytes())
+        with self._errors("write"):
+            cache.reset("sqlite_synchronous", _SYNC_FULL, update=False)
+            try:
+                with cache.transact():
+                    stored, in_file = _read(cache, url)
+                    _check_shrink(entry, self._decode(url, stored), max_shrink, min_models)
+                    if not in_file:
+                        cache.set(url, blob)
+                if in_file:
+                    # An older version's entry in a file: diskcache removes that file
+                    # before an enclosing transaction commits, so write in a transaction
+                    # of its own, which commits first.
+                    cache.set(url, blob)
+            finally:
+                cache.reset("sqlite_synchronous", _SYNC_NORMAL, update=False)
+            self._remove_orphans(cache)
         return entry, parsed
+
+    def _remove_orphans(self, cache: Any) -> None:
+        """Remove value files no row refers to, and rows whose file is gone.
+
+        Values are stored inline, so a subfolder exists only when an older version
+        stored files there; only then is diskcache's ``check(fix=True)`` run.
+        """
+        if not any(p.is_dir() for p in self.directory.iterdir()):
+            return
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cache.check(fix=True, retry=True)
+        if caught:
+            _log.info(
+                "cache %s: cleaned %d leftover item(s) of an interrupted write",
+                self.directory,
+                len(caught),
+            )
 
     def entries(self) -> list[CacheEntry]:
         """Return every readable entry, ordered by source URL.

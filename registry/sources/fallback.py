@@ -71,6 +71,7 @@ class Attempt:
         self.stale = False
         self.fetched_at: datetime | None = None
         self.note: str | None = None
+        self.store_error: str | None = None  # a fetched payload served but not cached
 
 
 def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | None:
@@ -97,6 +98,17 @@ def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | 
 
 def _indexed(parsed: list[ModelInfo] | EndpointList) -> Mapping[str, ModelInfo] | EndpointList:
     return index_models(parsed) if isinstance(parsed, list) else parsed
+
+
+def _min_models(kind: Kind, settings: Settings) -> int:
+    """The fewest models a list needs when there is no cached copy to compare with."""
+    if kind != "models":
+        return 1
+    if settings.min_models is not None:
+        return settings.min_models
+    from registry.metadata.catalog import bundled_catalog
+
+    return len(bundled_catalog())
 
 
 def obtain(
@@ -140,6 +152,11 @@ def obtain(
             result.fetched_at = entry.fetched_at
             return result
 
+        usable = entry is not None and parsed is not None
+        if usable and not refresh and settings.stale_deadline < settings.deadline:
+            # A copy can be served at once: do not keep the caller waiting long for a
+            # better one (`capc refresh` waits the whole CAPC_DEADLINE).
+            settings = settings.model_copy(update={"deadline": settings.stale_deadline})
         if settings.offline:
             problem = "offline (CAPC_OFFLINE)"
         else:
@@ -159,15 +176,27 @@ def obtain(
                         kind=kind,
                         fetched_at=fetched.fetched_at,
                         max_shrink=settings.max_shrink,
+                        min_models=_min_models(kind, settings),
+                        max_depth=settings.max_json_depth,
                     )
                 except RejectedPayload as exc:
                     problem = f"fetched {what} rejected: {exc.reason}"
                 except CacheError as exc:
-                    # The payload is good (it parsed) but could not be written: serve it.
-                    result.parsed = _indexed(check_payload(kind, fetched.content, source=key))
-                    result.origin, result.fetched_at = "fetch", fetched.fetched_at
-                    result.note = f"fetched {what}; not cached ({exc})"
-                    return result
+                    problem = f"fetched {what} but could not store it ({exc})"
+                    if not usable:
+                        # Nothing older to serve; the payload is good (it parsed): serve it.
+                        result.parsed = _indexed(
+                            check_payload(
+                                kind,
+                                fetched.content,
+                                source=key,
+                                max_depth=settings.max_json_depth,
+                            )
+                        )
+                        result.origin, result.fetched_at = "fetch", fetched.fetched_at
+                        result.note = f"fetched {what}; not cached ({exc})"
+                        result.store_error = str(exc)
+                        return result
                 else:
                     result.parsed, result.origin = _indexed(new), "fetch"
                     result.fetched_at = fetched.fetched_at

@@ -9,7 +9,9 @@ Retried (with :mod:`tenacity`): connection errors, timeouts, a connection reset 
 closed mid-response, HTTP 429 (waiting what ``Retry-After`` asks, in seconds or as an
 HTTP-date, capped by ``Settings.retry_after_cap``) and HTTP 5xx. Any other status
 outside 2xx fails at once. Attempts are bounded by ``Settings.max_attempts`` and the
-whole fetch, waits included, by ``Settings.deadline`` seconds.
+whole fetch, waits and reads included, by ``Settings.deadline`` seconds. The body is
+streamed and stops at ``Settings.max_response_bytes`` decoded bytes
+(:func:`registry.sources.bounds.read_body`); neither limit is retried.
 
 Every failure is raised as :class:`FetchError`, whose message names the URL (with any
 user:password part removed) and never the API key, which travels only in the
@@ -19,9 +21,7 @@ starts, not when this module is imported.
 
 from __future__ import annotations
 
-import email.utils
 import functools
-import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -30,6 +30,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from registry.errors import MetadataError
+from registry.sources.bounds import BodyRefused, read_body
+from registry.sources.failures import (
+    RetryableStatus,
+    describe_failure,
+    name_unresolvable,
+    parse_retry_after,
+    retryable_exception_types,
+)
 from registry.sources.settings import Settings
 from registry.sources.urls import endpoints_url, models_url, redact_url
 
@@ -97,99 +105,6 @@ class FetchResult:
     attempts: int
 
 
-class _RetryableStatus(Exception):
-    """A 429 or 5xx response; carries the wait the server asked for (seconds)."""
-
-    def __init__(self, status: int, retry_after: float | None) -> None:
-        super().__init__(f"HTTP {status}")
-        self.status = status
-        self.retry_after = retry_after
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Turn a ``Retry-After`` header into seconds.
-
-    Args:
-        value: the header value: delay seconds (``"7"``) or an HTTP-date
-            (``"Wed, 21 Oct 2026 07:28:00 GMT"``); ``None`` when absent.
-        now: the current time for HTTP-dates (default: the clock).
-
-    Returns:
-        Seconds to wait (``0`` for a date in the past), or ``None`` when the header is
-        absent or unreadable.
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        return max(seconds, 0.0) if seconds == seconds else None  # NaN -> unreadable
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = now if now is not None else datetime.now(UTC)
-    return max((when - current).total_seconds(), 0.0)
-
-
-def _name_unresolvable(exc: BaseException) -> bool:
-    """Return whether ``exc`` comes from a host name that does not resolve (DNS).
-
-    Such a failure is not transient on the scale of a retry's back-off (an offline
-    machine, a typo in ``CAPC_BASE_URL``), so it is not retried: the fallback order
-    moves on at once instead of waiting out every attempt.
-    """
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, socket.gaierror):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _retryable_exception_types() -> tuple[type[BaseException], ...]:
-    import httpx
-
-    # TimeoutException: connect, read, write and pool timeouts. NetworkError: connect
-    # errors and a connection reset or closed while reading/writing. RemoteProtocolError:
-    # the server hung up mid-response (for example fewer bytes than Content-Length).
-    return (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, _RetryableStatus)
-
-
-def _describe_failure(exc: BaseException) -> tuple[str, int | None]:
-    """Return (a few words on what failed, the HTTP status if any)."""
-    import httpx
-
-    if isinstance(exc, _RetryableStatus):
-        return f"HTTP {exc.status}", exc.status
-    if isinstance(exc, httpx.ConnectTimeout):
-        return "connect timeout", None
-    if isinstance(exc, httpx.ReadTimeout):
-        return "read timeout", None
-    if isinstance(exc, httpx.TimeoutException):
-        return "timeout", None
-    if isinstance(exc, httpx.ConnectError):
-        return "cannot connect", None
-    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.CloseError):
-        return "connection reset", None
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return "connection closed before a complete response", None
-    if isinstance(exc, httpx.DecodingError):
-        return "undecodable response (Content-Encoding)", None
-    if isinstance(exc, httpx.TooManyRedirects):
-        return "too many redirects", None
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return "unsupported URL", None
-    if isinstance(exc, ValueError):
-        return "invalid request (a header or the URL cannot be encoded)", None
-    return type(exc).__name__, None
-
-
 @functools.lru_cache(maxsize=1)
 def _ssl_context() -> ssl.SSLContext:
     """httpx's default TLS context (certifi roots), built once: building it costs ~50 ms."""
@@ -199,7 +114,11 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def _headers(settings: Settings) -> dict[str, str]:
-    headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+    headers = {
+        "Accept": "application/json",
+        "Accept-Encoding": "gzip, deflate",  # what bounds.read_body decodes
+        "User-Agent": _USER_AGENT,
+    }
     if settings.api_key is not None:
         headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
     return headers
@@ -246,11 +165,11 @@ def fetch_url(
     shown = redact_url(url)
     do_sleep = sleep if sleep is not None else time.sleep
     start = time.monotonic()
-    retryable = _retryable_exception_types()
+    retryable = retryable_exception_types()
 
     def wait_for(state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(exc, _RetryableStatus) and exc.retry_after is not None:
+        if isinstance(exc, RetryableStatus) and exc.retry_after is not None:
             wanted = exc.retry_after
         else:
             wanted = settings.backoff * 2 ** (state.attempt_number - 1)
@@ -267,7 +186,7 @@ def fetch_url(
         deadline_hit = elapsed + wait_for(state) >= settings.deadline
         return deadline_hit
 
-    def attempt(number: int) -> httpx.Response:
+    def attempt(number: int) -> tuple[int, bytes]:
         remaining = settings.deadline - (time.monotonic() - start)
         if progress is not None:
             suffix = "" if number == 1 else f" (attempt {number} of {settings.max_attempts})"
@@ -278,11 +197,20 @@ def fetch_url(
             write=max(min(settings.read_timeout, remaining), 0.001),
             pool=max(min(settings.connect_timeout, remaining), 0.001),
         )
-        response = http.get(url, headers=_headers(settings), timeout=timeout)
-        status = response.status_code
-        if status == 429 or 500 <= status <= 599:
-            raise _RetryableStatus(status, parse_retry_after(response.headers.get("Retry-After")))
-        return response
+        with http.stream("GET", url, headers=_headers(settings), timeout=timeout) as response:
+            status = response.status_code
+            if status == 429 or 500 <= status <= 599:
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                raise RetryableStatus(status, retry_after)
+            if not 200 <= status <= 299:
+                return status, b""  # the body of a refusal is never read
+            body = read_body(
+                response,
+                limit=settings.max_response_bytes,
+                deadline=settings.deadline,
+                deadline_at=start + settings.deadline,
+            )
+            return status, body
 
     owned = client is None
     http = (
@@ -290,7 +218,7 @@ def fetch_url(
     )
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(
-            lambda exc: isinstance(exc, retryable) and not _name_unresolvable(exc)
+            lambda exc: isinstance(exc, retryable) and not name_unresolvable(exc)
         ),
         stop=stop_when,
         wait=wait_for,
@@ -302,31 +230,34 @@ def fetch_url(
         for attempt_manager in retrying:
             with attempt_manager:
                 attempts = attempt_manager.retry_state.attempt_number
-                response = attempt(attempts)
-    except (httpx.HTTPError, httpx.InvalidURL, _RetryableStatus, ValueError) as exc:
+                status, content = attempt(attempts)
+    except (httpx.HTTPError, httpx.InvalidURL, RetryableStatus, BodyRefused, ValueError) as exc:
         # ValueError: a header or URL that cannot be encoded (e.g. a non-ASCII key).
-        reason, status = _describe_failure(exc)
+        reason, failed_status = describe_failure(exc)
         if deadline_hit:
             reason += f" (deadline of {settings.deadline:g} s reached)"
         raise FetchError(
-            _scrub(reason, settings), source=shown, status=status, attempts=max(attempts, 1)
+            _scrub(reason, settings),
+            source=shown,
+            status=failed_status,
+            attempts=max(attempts, 1),
         ) from exc
     finally:
         if owned:
             http.close()
-    if not 200 <= response.status_code <= 299:
+    if not 200 <= status <= 299:
         raise FetchError(
-            f"HTTP {response.status_code} (not retried)"
-            if response.status_code >= 400
-            else f"unexpected HTTP {response.status_code}",
+            f"HTTP {status} (not retried)"
+            if status >= 400
+            else f"unexpected HTTP {status}",
             source=shown,
-            status=response.status_code,
+            status=status,
             attempts=attempts,
         )
     return FetchResult(
         url=shown,
-        content=response.content,
-        status=response.status_code,
+        content=content,
+        status=status,
         fetched_at=datetime.now(UTC),
         attempts=attempts,
     )

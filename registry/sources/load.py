@@ -48,6 +48,7 @@ __all__ = [
 #: Notes and unknown parameters are logged under the package's name, the logger callers know.
 _log = logging.getLogger("registry.sources")
 
+
 def is_remote(location: str | Path | None) -> bool:
     """Whether a metadata location is fetched over HTTP (``None`` means OpenRouter).
 
@@ -175,6 +176,7 @@ def load_metadata(
         origin=got.origin,
         stale=got.stale,
         note=got.note,
+        store_error=got.store_error,
     )
     _log_unknown_parameters(_parameter_lists(catalog), url)
     return catalog
@@ -191,6 +193,7 @@ class EndpointsResult:
         fetched_at: when the data was fetched (ISO UTC), or ``None``.
         stale: the data is older than the TTL (a fetch failed or was not allowed).
         note: one line on what went wrong or was unusual, or ``None``.
+        store_error: for origin ``"fetch"``, why the endpoints could not be cached.
     """
 
     model_id: str
@@ -199,6 +202,7 @@ class EndpointsResult:
     fetched_at: str | None = None
     stale: bool = False
     note: str | None = None
+    store_error: str | None = None
 
 
 def load_endpoints_result(
@@ -255,6 +259,7 @@ def load_endpoints_result(
         fetched_at=None if got.fetched_at is None else got.fetched_at.isoformat(timespec="seconds"),
         stale=got.stale,
         note=None if got.note is None else f"endpoints of {model_id}: {got.note}",
+        store_error=got.store_error,
     )
 
 

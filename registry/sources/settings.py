@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from registry.paths import default_cache_dir
+from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH
 
 __all__ = ["DEFAULT_BASE_URL", "Settings", "load_settings"]
 
@@ -45,6 +46,14 @@ class Settings(BaseSettings):
         offline: never make a request; serve the cache (even stale) or the bundled seed.
         max_shrink: fraction 0-1; a fetched models list with fewer than
             ``(1 - max_shrink)`` times the cached copy's models is rejected.
+        min_models: with no cached copy to compare with, a fetched models list with
+            fewer models is rejected; ``None`` (the default) means the bundled seed's
+            count (52).
+        stale_deadline: the deadline in seconds of a fetch that is not a refresh when
+            a usable stale copy exists (that copy is served when it passes).
+        max_response_bytes: the most decoded bytes one response may have.
+        max_json_depth: the deepest nesting of JSON arrays and objects accepted in a
+            fetched payload.
     """
 
     model_config = SettingsConfigDict(
@@ -63,6 +72,10 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default_factory=default_cache_dir)
     offline: bool = False
     max_shrink: float = Field(default=0.5, ge=0, le=1)
+    min_models: int | None = Field(default=None, ge=0)
+    stale_deadline: float = Field(default=5.0, gt=0)
+    max_response_bytes: int = Field(default=64 * 2**20, ge=1024, le=512 * 2**20)
+    max_json_depth: int = Field(default=DEFAULT_MAX_JSON_DEPTH, ge=8, le=10_000)
 
     @field_validator("base_url")
     @classmethod

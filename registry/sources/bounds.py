@@ -1,0 +1,148 @@
+"""Bounds on what comes in: a body's decoded size, the deadline across reads, JSON nesting.
+
+:func:`read_body` streams a response and stops at ``CAPC_MAX_RESPONSE_BYTES`` decoded
+bytes (a gzip bomb is stopped at the limit, never inflated whole) or when the fetch's
+deadline passes between two reads (a server that drips one byte at a time); ``gzip``
+and ``deflate`` bodies are decoded here with :mod:`zlib`, at most the room left under
+the limit at a time. :func:`check_depth` refuses JSON nested deeper than
+``CAPC_MAX_JSON_DEPTH`` before any parser sees it, so a deeply nested payload is a
+rejected payload, never a ``RecursionError``. docs/metadata.md lists the defaults.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["DEFAULT_MAX_JSON_DEPTH", "BodyRefused", "check_depth", "json_depth_over", "read_body"]
+
+DEFAULT_MAX_JSON_DEPTH = 64
+"""Levels of JSON arrays and objects accepted (OpenRouter's payloads use at most 6)."""
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+
+
+class BodyRefused(Exception):
+    """A response body was not read to its end: too large, or past the deadline.
+
+    Attributes:
+        reason: a few words for the fetch's one-line failure.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_body(
+    response: httpx.Response, *, limit: int, deadline: float, deadline_at: float
+) -> bytes:
+    """Read a streamed response's decoded body within a size limit and a deadline.
+
+    Args:
+        response: a response opened with ``Client.stream``.
+        limit: the most decoded bytes accepted.
+        deadline: the fetch's deadline in seconds (for the message).
+        deadline_at: the :func:`time.monotonic` instant the fetch must end by.
+
+    Returns:
+        The decoded body.
+
+    Raises:
+        BodyRefused: the announced length or the decoded bytes exceed ``limit``, or
+            the deadline passed before the body ended.
+    """
+    too_large = (
+        f"response larger than the {limit:,}-byte limit "
+        "(CAPC_MAX_RESPONSE_BYTES; not retried)"
+    )
+    announced = response.headers.get("Content-Length", "")
+    if announced.isdigit() and int(announced) > limit:
+        raise BodyRefused(too_large)
+    import httpx
+
+    try:
+        body = response.content  # already read: a transport that is not streaming
+    except httpx.ResponseNotRead:
+        pass
+    else:
+        if len(body) > limit:
+            raise BodyRefused(too_large)
+        return body
+    encoding = response.headers.get("Content-Encoding", "").strip().lower()
+    if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
+        raise BodyRefused(f"unsupported Content-Encoding {encoding[:40]!r}")
+    # httpx inflates a whole raw chunk at once (64 KB of a gzip bomb is ~64 MB), so the
+    # body is decoded here, never more than the room left under the limit at a time.
+    inflate = None if encoding in ("", "identity") else zlib.decompressobj(zlib.MAX_WBITS | 32)
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        for raw in response.iter_raw():
+            data = raw
+            while data:
+                if inflate is None:
+                    out, data = data, b""
+                else:
+                    out = inflate.decompress(data, limit - total + 1)  # never 0 (= no max)
+                    data = b"" if inflate.eof else inflate.unconsumed_tail
+                total += len(out)
+                if total > limit:
+                    raise BodyRefused(too_large)
+                chunks.append(out)
+            if time.monotonic() > deadline_at:
+                raise BodyRefused(
+                    f"deadline of {deadline:g} s reached while reading the body "
+                    f"({total:,} bytes read; CAPC_DEADLINE)"
+                )
+    except zlib.error as exc:
+        raise BodyRefused("undecodable response (Content-Encoding)") from exc
+    if inflate is not None and not inflate.eof:
+        raise BodyRefused("undecodable response (Content-Encoding): the stream is truncated")
+    return b"".join(chunks)
+
+
+def json_depth_over(payload: bytes, limit: int) -> bool:
+    """Whether the JSON text ``payload`` nests arrays and objects deeper than ``limit``.
+
+    Strings are blanked first (brackets inside them do not count); then each pass
+    removes the innermost empty pairs, one level per pass, in C. A body that is not
+    JSON, or is truncated, may leave unmatched brackets: those never count as depth.
+
+    Args:
+        payload: the body (any bytes).
+        limit: the deepest nesting allowed.
+
+    Returns:
+        ``True`` when some value is nested more than ``limit`` levels deep.
+    """
+    brackets = _STRING.sub(b"", payload).translate(None, _NOT_BRACKET)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets, removed = _INNERMOST.subn(b"", brackets)
+        if not removed:
+            return False
+    return _INNERMOST.search(brackets) is not None
+
+
+def check_depth(payload: bytes, limit: int) -> str | None:
+    """Return why ``payload`` is refused for its nesting, or ``None`` when it is not.
+
+    Args:
+        payload: the body.
+        limit: the deepest nesting allowed (``CAPC_MAX_JSON_DEPTH``).
+
+    Returns:
+        A reason such as ``"nested deeper than 64 levels (CAPC_MAX_JSON_DEPTH)"``.
+    """
+    if json_depth_over(payload, limit):
+        return f"nested deeper than {limit} levels (CAPC_MAX_JSON_DEPTH)"
+    return None

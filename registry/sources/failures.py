@@ -1,0 +1,118 @@
+"""What a failed attempt was: whether it is retried, what it is called, how long to wait.
+
+:func:`registry.sources.fetch.fetch_url` retries what :func:`retryable_exception_types`
+lists (a 429 or 5xx is raised as :class:`RetryableStatus`), never a host name that does
+not resolve (:func:`name_unresolvable`), waits what ``Retry-After`` asks
+(:func:`parse_retry_after`), and names the last failure with :func:`describe_failure`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import socket
+from datetime import UTC, datetime
+
+from registry.sources.bounds import BodyRefused
+
+__all__ = [
+    "RetryableStatus",
+    "describe_failure",
+    "name_unresolvable",
+    "parse_retry_after",
+    "retryable_exception_types",
+]
+
+
+class RetryableStatus(Exception):
+    """A 429 or 5xx response; carries the wait the server asked for (seconds)."""
+
+    def __init__(self, status: int, retry_after: float | None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Turn a ``Retry-After`` header into seconds.
+
+    Args:
+        value: the header value: delay seconds (``"7"``) or an HTTP-date
+            (``"Wed, 21 Oct 2026 07:28:00 GMT"``); ``None`` when absent.
+        now: the current time for HTTP-dates (default: the clock).
+
+    Returns:
+        Seconds to wait (``0`` for a date in the past), or ``None`` when the header is
+        absent or unreadable.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        pass
+    else:
+        return max(seconds, 0.0) if seconds == seconds else None  # NaN -> unreadable
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = now if now is not None else datetime.now(UTC)
+    return max((when - current).total_seconds(), 0.0)
+
+
+def name_unresolvable(exc: BaseException) -> bool:
+    """Return whether ``exc`` comes from a host name that does not resolve (DNS).
+
+    Such a failure is not transient on the scale of a retry's back-off (an offline
+    machine, a typo in ``CAPC_BASE_URL``), so it is not retried: the fallback order
+    moves on at once instead of waiting out every attempt.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def retryable_exception_types() -> tuple[type[BaseException], ...]:
+    import httpx
+
+    # TimeoutException: connect, read, write and pool timeouts. NetworkError: connect
+    # errors and a connection reset or closed while reading/writing. RemoteProtocolError:
+    # the server hung up mid-response (for example fewer bytes than Content-Length).
+    return (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, RetryableStatus)
+
+
+def describe_failure(exc: BaseException) -> tuple[str, int | None]:
+    """Return (a few words on what failed, the HTTP status if any)."""
+    import httpx
+
+    if isinstance(exc, RetryableStatus):
+        return f"HTTP {exc.status}", exc.status
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connect timeout", None
+    if isinstance(exc, httpx.ReadTimeout):
+        return "read timeout", None
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout", None
+    if isinstance(exc, httpx.ConnectError):
+        return "cannot connect", None
+    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.CloseError):
+        return "connection reset", None
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "connection closed before a complete response", None
+    if isinstance(exc, httpx.DecodingError):
+        return "undecodable response (Content-Encoding)", None
+    if isinstance(exc, httpx.TooManyRedirects):
+        return "too many redirects", None
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return "unsupported URL", None
+    if isinstance(exc, BodyRefused):
+        return exc.reason, None
+    if isinstance(exc, ValueError):
+        return "invalid request (a header or the URL cannot be encoded)", None
+    return type(exc).__name__, None
