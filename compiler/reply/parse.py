@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
+from pydantic_core.core_schema import ErrorType
 
 from compiler.errors import ReplyValidationError
 from compiler.reply.null_plan import null_plan, undo_nulls
@@ -27,8 +28,18 @@ from compiler.schema.projected import WRAP_PROPERTY, Projection
 
 __all__ = ["parse_reply"]
 
+MAX_REPLY_CHARS = 4_000_000
+"""The longest reply text parsed, in characters; a longer one fails at ``$`` unread."""
+
+MAX_REPLY_ERRORS = 50
+"""Errors listed in a :class:`ReplyValidationError`; a last entry says how many more."""
+
+#: Error types whose message is a validator's own text (which may quote the value).
+_FREE_TEXT = {"value_error": "Value error", "assertion_error": "Assertion failed"}
+
 _LANGUAGE_TAG = re.compile(r"[A-Za-z0-9_+-]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_BUILT_IN = frozenset(get_args(ErrorType))  # pydantic's own types: fixed message templates
 
 
 def parse_reply(
@@ -60,6 +71,11 @@ def parse_reply(
     >>> parse_reply('{"text": null}', c, project(c, DIALECTS["openai-strict"]), strip_fence=False)
     Note(text='none')
     """
+    if len(text) > MAX_REPLY_CHARS:
+        raise ReplyValidationError([(
+            "$", f"Reply is {len(text):,} characters, more than the {MAX_REPLY_CHARS:,} "
+            "accepted (compiler.reply.parse.MAX_REPLY_CHARS)",
+        )])
     if strip_fence:
         text = _unfence(text)
     plan = null_plan(projection)
@@ -118,11 +134,17 @@ def _loads(text: str) -> Any:
 def _failures(
     exc: ValidationError, data: Any, where: str, names: frozenset[str]
 ) -> list[tuple[str, str]]:
-    """Map pydantic errors to ``(JSON path, message)`` pairs without input values."""
-    return [
+    """Map pydantic errors to ``(JSON path, message)`` pairs without input values;
+    at most :data:`MAX_REPLY_ERRORS`, then one entry saying how many more."""
+    errors = exc.errors(include_url=False)
+    shown = [
         (_json_path(err["loc"], data, where, err["type"] == "missing", names), _scrub(err))
-        for err in exc.errors(include_url=False)
+        for err in errors[:MAX_REPLY_ERRORS]
     ]
+    if len(errors) > MAX_REPLY_ERRORS:
+        more = len(errors) - MAX_REPLY_ERRORS
+        shown.append(("$", f"... and {more:,} more errors (MAX_REPLY_ERRORS)"))
+    return shown
 
 
 _NAMES: dict[str, frozenset[str]] = {}
@@ -182,6 +204,10 @@ def _scrub(err: Mapping[str, Any]) -> str:
     message = str(err["msg"])
     if err["type"] == "json_invalid":
         return message
+    if err["type"] in _FREE_TEXT or err["type"] not in _BUILT_IN:
+        # A validator's own words can quote any part of the value: keep only the type.
+        label = _FREE_TEXT.get(err["type"], f"Failed {err['type']!r}")
+        return f"{label} (a validator of the contract; its message is withheld)"
     suspects = [err.get("input")]
     ctx = err.get("ctx")
     if isinstance(ctx, Mapping) and "tag" in ctx:

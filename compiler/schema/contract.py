@@ -30,6 +30,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import TypeAdapter
 
 from compiler.errors import ContractError
+from compiler.schema.budgets import backtracking_patterns, non_finite_numbers, uses_python_re
 from compiler.schema.frozen_json import (
     canonical_sha256,
     freeze_json,
@@ -107,6 +108,21 @@ def _build_contract(tp: Any) -> OutputContract:
             f"{label} cannot be used as an output contract: pydantic cannot build its "
             f"JSON Schema ({type(exc).__name__}: {reason})"
         ) from exc
+    bad = sorted(non_finite_numbers(schema))
+    if bad:
+        raise ContractError(
+            f"{label} cannot be used as an output contract: its JSON Schema has a number "
+            f"that is NaN or infinite at {', '.join(bad[:5])} (JSON has no such number; "
+            "use a finite bound, or none)"
+        )
+    slow = backtracking_patterns(schema) if uses_python_re(tp) else []
+    if slow:
+        raise ContractError(
+            f"{label} cannot be used as an output contract: with regex_engine='python-re' "
+            f"the pattern at {', '.join(slow[:5])} can take exponential time on a short "
+            "reply (a quantified group that contains a quantifier, or a back-reference); "
+            "use pydantic's default regex engine, or rewrite the pattern"
+        )
     return OutputContract(
         target=tp,
         schema=freeze_json(schema),

@@ -15,6 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.errors import ProjectionError
+from compiler.schema.budgets import (
+    DEFAULT_BUDGET,
+    BudgetCounter,
+    ProjectionBudget,
+    source_problems,
+)
 from compiler.schema.checks import (
     LocalRefs,
     is_object_schema,
@@ -27,7 +33,7 @@ from compiler.schema.dialects import Dialect
 from compiler.schema.frozen_json import canonical_sha256, freeze_json, thaw_json
 from compiler.schema.projected import WRAP_PROPERTY, Projection, SchemaChange
 from compiler.schema.rewrites import ANNOTATIONS, is_pure_union, merge_ref_siblings
-from compiler.schema.walk import escape_pointer, schema_slot, walk_schema
+from compiler.schema.walk import escape_pointer, schema_slot
 
 __all__ = ["Projector"]
 
@@ -40,20 +46,20 @@ class Projector:
     Args:
         source: the contract's JSON Schema (read, never modified).
         dialect: the target dialect.
+        budget: how large the projection may grow (:mod:`compiler.schema.budgets`).
 
     Raises:
         ProjectionError: from the constructor for an external or unresolvable
-            ``$ref``; from :meth:`run` as :func:`compiler.schema.projection.project` says.
+            ``$ref`` (or ``$dynamicRef``), a ``$defs`` alias cycle or a schema over the
+            budget's nodes; while projecting, at the first overrun of the budget;
+            from :meth:`run` as :func:`compiler.schema.projection.project` says.
     """
 
-    def __init__(self, source: Mapping[str, Any], dialect: Dialect) -> None:
-        for pointer, node in walk_schema(source):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and not ref.startswith("#"):
-                raise ProjectionError(
-                    f"external $ref {ref!r} at {pointer or '/'} is not supported: a contract "
-                    "schema must be self-contained (local '#/...' references only)"
-                )
+    def __init__(self, source: Mapping[str, Any], dialect: Dialect,
+                 budget: ProjectionBudget = DEFAULT_BUDGET) -> None:
+        for problem in source_problems(source, budget):
+            raise ProjectionError(problem)
+        self.counter = BudgetCounter(budget)
         self.source = source
         self.dialect = dialect
         self.refs = LocalRefs(source)
@@ -161,6 +167,7 @@ class Projector:
             return node
         if not isinstance(node, Mapping):
             raise ProjectionError(f"{ptr or '/'}: a schema must be an object or a boolean")
+        self.counter.node(ptr, len(path))
         d = self.dialect
         ref = node.get("$ref")
         if isinstance(ref, str):
@@ -187,6 +194,7 @@ class Projector:
         dropped: list[tuple[str, Any]] = []
         for key, value in node.items():
             at = f"{ptr}/{escape_pointer(key)}"
+            self.counter.size(at, key, value)
             if key == "$ref":
                 out[key] = value
             elif root and key in ("$defs", "definitions"):
