@@ -194,6 +194,121 @@ def test_progress_only_on_a_terminal(
     assert (code, err) == (0, "")
 
 
+def _endpoints_of(model_id: str) -> tuple[str, dict[str, object]]:
+    """The loopback path of a model's endpoints and a one-endpoint body for it."""
+    body = {
+        "data": {
+            "id": model_id,
+            "endpoints": [{"tag": "p", "provider_name": "P", "supported_parameters": ["seed"]}],
+        }
+    }
+    return f"/api/v1/models/{model_id}/endpoints", body
+
+
+def _stages_file(directory: Path, *models: str) -> Path:
+    """Write a stages.yaml whose one stage names ``models``; return its path."""
+    path = directory / "stages.yaml"
+    listed = ", ".join(models)
+    path.write_text(f"stages:\n  s:\n    models: [{listed}]\n", encoding="utf-8")
+    return path
+
+
+def test_refresh_endpoints_alone_refreshes_the_stages_models(
+    online: FakeOpenRouter, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--endpoints without MODEL: every model of ./stages.yaml (or --stages), in file order."""
+    online.script(MODELS, Reply(FULL))
+    for model_id in ("x/one", "x/two"):
+        path, body = _endpoints_of(model_id)
+        online.script(path, Reply(body))
+    _stages_file(tmp_path, "x/two", "x/one")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "refresh", "--endpoints", "--json")
+    payload = json.loads(out)
+    assert (code, err, payload["ok"]) == (0, "", True)
+    assert [(r["model"], r["origin"], r["count"]) for r in payload["endpoints"]] == [
+        ("x/two", "fetch", 1), ("x/one", "fetch", 1)
+    ]
+    assert (payload["endpoints_requested"], payload["endpoints_fetched"]) == (2, 2)
+    (tmp_path / "other").mkdir()
+    other = _stages_file(tmp_path / "other", "x/one")
+    code, out, err = run(capsys, "refresh", "--endpoints", "--stages", str(other))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1:] == ["endpoints of x/one: fetched 1 endpoints"]
+    assert online.hits(_endpoints_of("x/one")[0]) == 2
+    assert online.hits(_endpoints_of("x/two")[0]) == 1
+
+
+@pytest.mark.parametrize(
+    ("stages", "phrase"),
+    [(None, "no ./stages.yaml; give --stages PATH"), ("stages: {s: {}}\n", "names no model")],
+)
+def test_refresh_endpoints_alone_needs_stages_that_name_models(
+    stages: str | None, phrase: str, online: FakeOpenRouter,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No stages file, or one naming no model: exit 2, one line, nothing fetched."""
+    if stages is not None:
+        (tmp_path / "stages.yaml").write_text(stages, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "refresh", "--endpoints")
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("capc: error: ") and phrase in err
+    assert online.requests == []
+
+
+def test_refresh_all_endpoints_covers_the_refreshed_list(
+    online: FakeOpenRouter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--all-endpoints: every model of the fetched list, after the named ones, each once; a
+    model whose fetch fails is one stderr line and exit 1."""
+    monkeypatch.setenv("CAPC_MIN_MODELS", "1")  # a 3-model list with no cached copy
+    ids = [m["id"] for m in SEED[:3]]
+    online.script(MODELS, Reply({"data": SEED[:3]}))
+    for model_id in ids[:2]:
+        path, body = _endpoints_of(model_id)
+        online.script(path, Reply(body))
+    code, out, err = run(capsys, "refresh", "--endpoints", ids[1], "--all-endpoints")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith("models: fetched 3 models from ")
+    assert lines[1:] == [
+        f"endpoints of {ids[1]}: fetched 1 endpoints",
+        f"endpoints of {ids[0]}: fetched 1 endpoints",
+        "endpoints: fetched for 2 of 3 models",
+    ]
+    assert err.count("\n") == 1 and err.startswith("capc: refresh failed: ") and ids[2] in err
+    assert [online.hits(_endpoints_of(i)[0]) for i in ids] == [1, 1, 1]
+    code, out, _ = run(capsys, "refresh", "--all-endpoints", "--json")
+    payload = json.loads(out)
+    assert code == 1 and payload["ok"] is False
+    assert [r["model"] for r in payload["endpoints"]] == ids
+    assert (payload["endpoints_requested"], payload["endpoints_fetched"]) == (3, 2)
+
+
+def test_refresh_endpoints_progress_counts_on_a_terminal(
+    online: FakeOpenRouter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a TTY each model gets a counter line before its request; never with --json."""
+    online.script(MODELS, Reply(FULL))
+    for model_id in ("x/one", "x/two"):
+        path, body = _endpoints_of(model_id)
+        online.script(path, Reply(body))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, _, err = run(capsys, "refresh", "--endpoints", "x/one", "x/two")
+    assert code == 0
+    assert err.splitlines() == [
+        f"capc: GET {online.base_url}/models ...",
+        "capc: endpoints 1/2 x/one ...",
+        f"capc: GET {online.base_url}/models/x/one/endpoints ...",
+        "capc: endpoints 2/2 x/two ...",
+        f"capc: GET {online.base_url}/models/x/two/endpoints ...",
+    ]
+    code, _, err = run(capsys, "refresh", "--endpoints", "x/one", "--json")
+    assert (code, err) == (0, "")
+
+
 def test_refresh_failure_in_a_real_process_has_no_traceback(
     openrouter_server: FakeOpenRouter, tmp_path: Path
 ) -> None:

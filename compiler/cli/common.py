@@ -1,4 +1,5 @@
-"""What every ``capc`` command shares: exit codes, the input error and the common options.
+"""What every ``capc`` command shares: exit codes, the input error, the common options,
+and the stderr helpers of the metadata commands (progress lines, notes).
 
 Exit codes: 0 success; 1 the compilation was refused or failed (a stage policy
 refused an adjustment, the prompt does not fit, the contract cannot be projected);
@@ -9,7 +10,10 @@ or messages). Errors go to stderr as one line, never a traceback.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +27,9 @@ __all__ = [
     "add_common_options",
     "default_path",
     "load_registry",
+    "notes_printed_here",
+    "print_note",
+    "progress_printer",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -87,3 +94,31 @@ def load_registry(args: argparse.Namespace) -> Any:
     )
 
 
+def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Return a printer of progress lines (``capc: LINE ...`` on stderr), or ``None`` when
+    stderr is not a terminal or ``args.json`` is set."""
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        return None
+
+    def show(line: str) -> None:
+        print(f"capc: {line} ...", file=sys.stderr, flush=True)
+
+    return show
+
+
+def print_note(message: str) -> None:
+    """Print ``capc: MESSAGE`` on stderr."""
+    print(f"capc: {message}", file=sys.stderr)
+
+
+@contextmanager
+def notes_printed_here() -> Iterator[None]:
+    """Silence the ``registry.sources`` logger within: the metadata commands print each
+    note once, themselves."""
+    logger = logging.getLogger("registry.sources")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = was

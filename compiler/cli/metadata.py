@@ -1,44 +1,39 @@
-"""``capc refresh``, ``capc models`` and ``capc cache``: the metadata sources at work.
+"""``capc models`` and ``capc cache``: the metadata in use, and the cache it comes through.
 
-``refresh`` fetches OpenRouter's models list (and, with ``--endpoints``, some models'
-endpoints) into the cache; it exits 1 when a fetch failed and an older copy is still
-being served. ``models`` lists the catalog in use as a table (or JSON). ``cache info``
-and ``cache clear`` show and empty the cache. Every fallback is said in one stderr line;
-network faults never produce a traceback.
+``models`` lists the catalog in use as a table (or JSON). ``cache info`` and ``cache
+clear`` show and empty the cache. Every fallback is said in one stderr line; network
+faults never produce a traceback. ``capc refresh`` is in :mod:`compiler.cli.refresh`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import shutil
-import sys
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from compiler.cli.common import (
-    EXIT_FAILED,
     EXIT_INPUT,
     EXIT_OK,
     CliError,
     Handler,
     add_common_options,
     load_registry,
+    notes_printed_here,
+    print_note,
+    progress_printer,
 )
 
 if TYPE_CHECKING:
     from registry.metadata.catalog import Catalog
     from registry.metadata.shapes import ModelInfo
-    from registry.sources.settings import Settings
 
 __all__ = ["register"]
 
 
-
 def register(sub: Any) -> dict[str, Handler]:
-    """Add the ``refresh``, ``models`` and ``cache`` subcommands.
+    """Add the ``models`` and ``cache`` subcommands.
 
     Args:
         sub: the ``capc`` subparsers object.
@@ -46,24 +41,6 @@ def register(sub: Any) -> dict[str, Handler]:
     Returns:
         The handlers by subcommand name.
     """
-    refresh = sub.add_parser(
-        "refresh",
-        help="fetch OpenRouter's models list (and endpoints) into the cache",
-        description="Fetch GET {base_url}/models, and GET .../models/MODEL/endpoints for "
-        "each --endpoints MODEL, into the cache, even when the cached copy is still "
-        "fresh. A payload that fails the integrity guard never replaces the cached copy. "
-        "Exit 0 when everything was fetched, 1 when an older copy is still served.",
-    )
-    refresh.add_argument(
-        "--endpoints",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="MODEL",
-        help="also refresh these models' per-provider endpoints",
-    )
-    refresh.add_argument("--json", action="store_true", help="print one JSON object")
-
     models = sub.add_parser(
         "models",
         help="list the models of the metadata in use",
@@ -90,104 +67,7 @@ def register(sub: Any) -> dict[str, Handler]:
     )
     cache.add_argument("action", choices=("info", "clear"))
     cache.add_argument("--json", action="store_true", help="print one JSON object")
-    return {"refresh": _cmd_refresh, "models": _cmd_models, "cache": _cmd_cache}
-
-
-def _progress(args: argparse.Namespace) -> Callable[[str], None] | None:
-    """Progress lines on stderr, only on a terminal and not in --json mode."""
-    if getattr(args, "json", False) or not sys.stderr.isatty():
-        return None
-
-    def show(line: str) -> None:
-        print(f"capc: {line} ...", file=sys.stderr, flush=True)
-
-    return show
-
-
-def _note(message: str) -> None:
-    print(f"capc: {message}", file=sys.stderr)
-
-
-@contextmanager
-def _notes_printed_here() -> Iterator[None]:
-    """Silence the sources' own log lines: these commands print each note once, themselves."""
-    logger = logging.getLogger("registry.sources")
-    was = logger.disabled
-    logger.disabled = True
-    try:
-        yield
-    finally:
-        logger.disabled = was
-
-
-# -- refresh ----------------------------------------------------------------------
-
-
-def _cmd_refresh(args: argparse.Namespace) -> int:
-    from registry.sources.settings import load_settings
-
-    settings = load_settings()
-    if settings.offline:
-        raise CliError("refresh needs the network, but CAPC_OFFLINE is set", EXIT_INPUT)
-    with _notes_printed_here():
-        return _refresh(args, settings)
-
-
-def _refresh(args: argparse.Namespace, settings: Settings) -> int:
-    from registry.sources.load import load_endpoints_result, load_metadata
-
-    progress = _progress(args)
-    catalog = load_metadata(None, settings=settings, refresh=True, progress=progress)
-    ok = catalog.origin == "fetch" and catalog.store_error is None
-    models_row = {
-        "source": catalog.source,
-        "origin": catalog.origin,
-        "fetched_at": catalog.fetched_at,
-        "stale": catalog.stale,
-        "count": len(catalog),
-        "note": catalog.note,
-    }
-    lines = []
-    if ok:
-        lines.append(f"models: fetched {len(catalog)} models from {catalog.describe()}")
-    elif catalog.origin == "fetch":
-        lines.append(f"models: fetched {len(catalog)} models, not cached")
-    else:
-        lines.append(f"models: kept {len(catalog)} models from {catalog.describe()}")
-    endpoint_rows = []
-    failures = [] if ok else [f"refresh failed: {catalog.note}"]
-    for model_id in args.endpoints:
-        result = load_endpoints_result(model_id, settings=settings, refresh=True, progress=progress)
-        count = None if result.endpoints is None else len(result.endpoints.endpoints)
-        endpoint_rows.append(
-            {
-                "model": model_id,
-                "origin": result.origin,
-                "fetched_at": result.fetched_at,
-                "stale": result.stale,
-                "count": count,
-                "note": result.note,
-            }
-        )
-        if result.origin == "fetch" and result.store_error is None:
-            lines.append(f"endpoints of {model_id}: fetched {count} endpoints")
-        else:
-            ok = False
-            failures.append(f"refresh failed: {result.note}")
-            if result.endpoints is not None:
-                lines.append(
-                    f"endpoints of {model_id}: kept {count} endpoints "
-                    f"({result.origin}, as of {result.fetched_at})"
-                )
-    if args.json:
-        payload = {"ok": ok, "models": models_row, "endpoints": endpoint_rows}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
-        for line in lines:
-            print(line)
-    for failure in failures:
-        _note(failure)
-    return EXIT_OK if ok else EXIT_FAILED
+    return {"models": _cmd_models, "cache": _cmd_cache}
 
 
 # -- models -----------------------------------------------------------------------
@@ -246,7 +126,7 @@ def _cell(value: Any) -> str:
 def _cmd_models(args: argparse.Namespace) -> int:
     from registry.sources.fallback import reporting_progress
 
-    with reporting_progress(_progress(args)), _notes_printed_here():
+    with reporting_progress(progress_printer(args)), notes_printed_here():
         registry = load_registry(args)
     catalog: Catalog = registry.catalog
     _check_params(args.supports, catalog)
@@ -292,7 +172,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
     print(f"{len(rows)} of {len(catalog)} models; metadata: {catalog.describe()}")
     if catalog.note:
-        _note(f"note: {catalog.note}")
+        print_note(f"note: {catalog.note}")
     return EXIT_OK
 
 

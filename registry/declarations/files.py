@@ -79,6 +79,19 @@ class StagesFile:
     stages: Mapping[str, StageDecl]
     unset_paths: frozenset[KeyPath]
 
+    def model_ids(self) -> tuple[str, ...]:
+        """Every model id the stages name: each stage's ``models`` list, then its
+        ``overrides`` keys, stage by stage in file order, each id once (first seen).
+
+        Returns:
+            The ids as written (``:variant`` suffixes kept); empty when no stage names one.
+        """
+        seen: dict[str, None] = {}
+        for stage in self.stages.values():
+            for model_id in (*stage.models, *stage.overrides):
+                seen.setdefault(model_id, None)
+        return tuple(seen)
+
 
 def load_models_file(path: str | Path) -> ModelsFile:
     """Load and validate a models.yaml.

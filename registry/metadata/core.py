@@ -56,6 +56,7 @@ class CoreTopProvider(TypedDict, total=False):
     """``top_provider``, as far as resolution reads it (tokens)."""
 
     max_completion_tokens: int | None
+    context_length: int | None
 
 
 class CoreReasoning(TypedDict, total=False):
@@ -168,7 +169,8 @@ def core_of(info: ModelInfo) -> dict[str, Any]:
         core["supported_parameters"] = info.supported_parameters
     top = info.top_provider
     if top is not None:
-        core["top_provider"] = {"max_completion_tokens": top.max_completion_tokens}
+        core["top_provider"] = {"max_completion_tokens": top.max_completion_tokens,
+                                "context_length": top.context_length}
     reasoning = info.reasoning
     if reasoning is not None:
         core["reasoning"] = {

@@ -16,6 +16,7 @@ from typing import Any
 from registry.resolve.capabilities import (
     EFFORT_RANK,
     EndpointCaps,
+    LimitChange,
     Provenance,
     ReasoningCaps,
     ResolvedModel,
@@ -98,6 +99,9 @@ def build_resolved(
     declared_only: bool,
     endpoints: tuple[EndpointCaps, ...] = (),
     routing_restricted: bool = False,
+    endpoint_group: bool = False,
+    max_prompt_tokens: int | None = None,
+    limit_changes: tuple[LimitChange, ...] = (),
 ) -> ResolvedModel:
     """Build the resolved model of ``model_id`` from its merged tree (read, not copied:
     treat both as read-only afterwards)."""
@@ -128,6 +132,9 @@ def build_resolved(
         tree=merged,
         endpoints=endpoints,
         routing_restricted=routing_restricted,
+        max_prompt_tokens=max_prompt_tokens,
+        limit_changes=limit_changes,
+        endpoint_group=endpoint_group,
     )
 
 

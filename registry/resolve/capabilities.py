@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "EFFORT_RANK",
     "EndpointCaps",
+    "LimitChange",
     "Provenance",
     "ReasoningCaps",
     "ResolvedModel",
@@ -73,10 +74,12 @@ class Provenance:
 
 @dataclass(frozen=True, slots=True)
 class EndpointCaps:
-    """What one serving endpoint accepts (from ``/models/{id}/endpoints``).
+    """What one serving endpoint accepts (from ``/models/{id}/endpoints``), made honest
+    by :func:`registry.resolve.endpoints.endpoint_caps`.
 
     Attributes:
-        tag: the routing slug (``deepinfra/fp8``), or ``None`` when unknown.
+        tag: the published routing slug (``deepinfra/fp8``), or ``None`` when the data
+            has no ``tag`` (2025 responses).
         provider_name: display name (``DeepInfra``).
         supported_parameters: parameters this endpoint accepts; the definitive set for
             ``provider.require_parameters``.
@@ -85,6 +88,19 @@ class EndpointCaps:
         quantization: ``fp8``, ``bf16``, ... or ``None``.
         forced_tool: whether ``tool_choice`` may name a function (the endpoint's
             ``supports_tool_choice.function``), ``None`` when not published.
+        max_prompt_tokens: largest prompt in tokens, or ``None``.
+        status: the published ``status``: ``0`` operational, negative degraded,
+            ``None`` unpublished.
+        pricing: ``(key, USD)`` pairs as published (``prompt``/``completion`` per token,
+            ``request`` per request, ``image`` per image); unknown prices are left out.
+        assumed_parameters: the endpoint publishes no ``supported_parameters``, so
+            :attr:`supported_parameters` is the model's list (an assumption).
+        merged: how many published endpoints share this :attr:`tag` (more than one:
+            OpenRouter cannot tell them apart, so the capabilities are their
+            intersection and the limits their minimum).
+        derived_slug: for tagless data, a slug guessed from :attr:`provider_name`
+            (``Google AI Studio`` -> ``google-ai-studio``); ``None`` when a tag exists.
+        index: position of the (first) endpoint in the published list.
     """
 
     tag: str | None
@@ -94,19 +110,42 @@ class EndpointCaps:
     max_completion_tokens: int | None = None
     quantization: str | None = None
     forced_tool: bool | None = None
+    max_prompt_tokens: int | None = None
+    status: int | None = None
+    pricing: tuple[tuple[str, Decimal], ...] = ()
+    assumed_parameters: bool = False
+    merged: int = 1
+    derived_slug: str | None = None
+    index: int = 0
 
     def matches(self, slug: str) -> bool:
-        """Return whether a routing slug selects this endpoint (base slug, full slug or name)."""
+        """Return whether a routing slug selects this endpoint: a full slug equal to the
+        tag (or derived slug), a base slug of it (``deepinfra`` selects
+        ``deepinfra/fp8``), or the provider's display name, case-insensitively."""
         want = slug.strip().lower()
-        tag = (self.tag or "").lower()
-        if want == tag or (tag.startswith(want + "/") and "/" not in want):
-            return True
+        for tag in (self.tag, self.derived_slug):
+            if tag:
+                tag = tag.lower()
+                if want == tag or (tag.startswith(want + "/") and "/" not in want):
+                    return True
         return self.provider_name is not None and want == self.provider_name.strip().lower()
 
     @property
     def label(self) -> str:
-        """The tag, else the provider name, for messages."""
-        return self.tag or self.provider_name or "?"
+        """The tag, else the derived slug, else the provider name, for messages."""
+        return self.tag or self.derived_slug or self.provider_name or "?"
+
+    @property
+    def degraded(self) -> bool:
+        """Whether the published ``status`` is non-zero (the endpoint is degraded)."""
+        return self.status is not None and self.status != 0
+
+    def price(self, key: str) -> Decimal | None:
+        """Return the published price ``key`` (units as in :attr:`pricing`), or ``None``."""
+        for name, value in self.pricing:
+            if name == key:
+                return value
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +202,27 @@ class SamplingRules:
 
 
 @dataclass(frozen=True, slots=True)
+class LimitChange:
+    """A declared limit that differs from the one the serving endpoints publish.
+
+    Attributes:
+        path: ``limits.context_length`` or ``limits.max_completion_tokens``.
+        published: the smallest figure the endpoints publish, in tokens.
+        declared: the models.yaml / stages.yaml figure, in tokens.
+        applied: the figure used: the declared one when it is lower (a clamp), the
+            published one when the declaration is higher (an endpoint cannot return
+            more than it publishes).
+        source: where the declaration is, or ``None``.
+    """
+
+    path: str
+    published: int
+    declared: int
+    applied: int
+    source: Provenance | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ResolvedModel:
     """Everything the compiler may rely on for one model (and optionally one stage).
 
@@ -189,6 +249,10 @@ class ResolvedModel:
             or those the routing allows); empty when no endpoint data is loaded.
         routing_restricted: the ``provider`` object limits the endpoints, so the
             capabilities above are those of :attr:`endpoints`.
+        max_prompt_tokens: largest prompt in tokens the endpoints accept, or ``None``.
+        limit_changes: declared limits that differ from the endpoints' published ones.
+        endpoint_group: the capabilities are those of exactly :attr:`endpoints`, each
+            of which must serve the whole request (a route-plan attempt).
     """
 
     id: str
@@ -208,6 +272,9 @@ class ResolvedModel:
     tree: Mapping[str, Any] = field(default_factory=dict)
     endpoints: tuple[EndpointCaps, ...] = ()
     routing_restricted: bool = False
+    max_prompt_tokens: int | None = None
+    limit_changes: tuple[LimitChange, ...] = ()
+    endpoint_group: bool = False
 
     @property
     def values(self) -> dict[str, Any]:

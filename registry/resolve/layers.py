@@ -28,8 +28,10 @@ __all__ = [
     "default_provenance",
     "defaults_merged",
     "endpoint_values",
+    "group_values",
     "metadata_values",
     "put_path",
+    "top_context_binds",
     "yaml_provenance",
 ]
 
@@ -69,6 +71,17 @@ METADATA_FIELDS: Mapping[str, str] = {
 }
 
 
+def top_context_binds(core: CoreFields) -> bool:
+    """Whether ``top_provider.context_length`` is below the model's ``context_length``
+    (the request may land on that endpoint, so the smaller window is the limit)."""
+    top = core.get("top_provider")
+    inner = None if not top else top.get("context_length")
+    if not inner:
+        return False
+    outer = core.get("context_length")
+    return not outer or int(inner) < int(outer)
+
+
 def metadata_values(core: CoreFields) -> dict[str, Any]:
     """The metadata layer of one model: its core fields in models.yaml entry shape.
 
@@ -86,6 +99,8 @@ def metadata_values(core: CoreFields) -> dict[str, Any]:
     top = core.get("top_provider")
     if top and top.get("max_completion_tokens"):
         limits["max_completion_tokens"] = top["max_completion_tokens"]
+    if top and top_context_binds(core):
+        limits["context_length"] = top["context_length"]
     if limits:
         values["limits"] = limits
     published = core.get("reasoning")
@@ -114,6 +129,23 @@ def endpoint_values(caps: tuple[EndpointCaps, ...]) -> dict[str, Any]:
     }
     limits = {}
     for key in ("context_length", "max_completion_tokens"):
+        known = [getattr(c, key) for c in caps if getattr(c, key)]
+        if known:
+            limits[key] = min(known)
+    if limits:
+        values["limits"] = limits
+    return values
+
+
+def group_values(caps: tuple[EndpointCaps, ...]) -> dict[str, Any]:
+    """Capabilities of a route-plan group, every member of which must serve the whole
+    body: the parameters all of them list and the smallest limits, in tokens."""
+    values: dict[str, Any] = {
+        "supported_parameters": sorted(frozenset.intersection(
+            *(c.supported_parameters for c in caps)))
+    }
+    limits = {}
+    for key in ("context_length", "max_completion_tokens", "max_prompt_tokens"):
         known = [getattr(c, key) for c in caps if getattr(c, key)]
         if known:
             limits[key] = min(known)

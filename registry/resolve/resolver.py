@@ -34,17 +34,24 @@ from registry.metadata.catalog import Catalog, load_endpoints
 from registry.metadata.shapes import EndpointList
 from registry.resolve.assemble import build_resolved
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
+from registry.resolve.endpoints import endpoint_caps
+from registry.resolve.group import resolve_group
 from registry.resolve.layers import (
-    METADATA_FIELDS,
     caller_provenance,
     defaults_merged,
     endpoint_values,
     metadata_values,
     put_path,
+    top_context_binds,
     yaml_provenance,
 )
 from registry.resolve.merge import Layer, LazyProvenance, merge_values
-from registry.resolve.routing import allowed_endpoints, endpoint_caps, restricts
+from registry.resolve.provenances import (
+    endpoint_provenance,
+    metadata_provenance,
+    top_context_provenance,
+)
+from registry.resolve.routing import allowed_endpoints, restricts
 
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
@@ -79,7 +86,8 @@ class Registry:
     settings: Settings | None = None
     fetch_endpoints: bool = False
     notes: list[str] = field(default_factory=list, repr=False)
-    _cache: dict[tuple[str, str | None, str], ResolvedModel] = field(
+    _cache: dict[tuple[str, str | None, str, tuple[tuple[str, int], ...] | None],
+                 ResolvedModel] = field(
         default_factory=dict, init=False, repr=False
     )
     _meta_provenance: Callable[[tuple[str, ...]], Provenance] | None = field(
@@ -89,6 +97,10 @@ class Registry:
         default_factory=dict, init=False, repr=False
     )
     _fetched: dict[str, EndpointList | None] = field(default_factory=dict, init=False, repr=False)
+    _caps: dict[str, tuple[EndpointCaps, ...]] = field(default_factory=dict, init=False,
+                                                       repr=False)
+    _endpoint_sources: dict[str, tuple[str, str | None]] = field(
+        default_factory=dict, init=False, repr=False)
 
     @classmethod
     def load(
@@ -110,8 +122,11 @@ class Registry:
             models: path of models.yaml, or ``None`` for no declarations.
             stages: path of stages.yaml, or ``None`` for no stages.
             endpoints: a ``/endpoints`` response or a bundle of them (file path), or
-                ``None`` to fetch a model's endpoints lazily (through the cache) when
-                :meth:`endpoints` is first asked for them.
+                ``None``: with live or cached metadata a model's endpoints are fetched
+                lazily (through the cache) when :meth:`endpoints` is first asked for
+                them; with the bundled seed they come from the seed's endpoints; with
+                a metadata file there are none (pass the endpoints file too, so a
+                compile is reproducible offline).
             settings: source, cache and network settings; ``None`` reads the ``CAPC_``
                 environment.
 
@@ -128,7 +143,7 @@ class Registry:
             stages_file=None if stages is None else load_stages_file(stages),
             endpoint_lists={} if endpoints is None else load_endpoints(endpoints),
             settings=settings,
-            fetch_endpoints=endpoints is None,
+            fetch_endpoints=endpoints is None and catalog.origin != "file",
         )
 
     # -- stages -----------------------------------------------------------------
@@ -177,7 +192,9 @@ class Registry:
     def endpoints(self, model_id: str) -> EndpointList | None:
         """Return the published endpoints of ``model_id``.
 
-        From :attr:`endpoint_lists` when it lists the model; otherwise, when
+        From :attr:`endpoint_lists` when it lists the model; otherwise, when the
+        catalog is the bundled seed, from the seed's endpoints
+        (:func:`registry.metadata.seed_endpoints.bundled_endpoints`); otherwise, when
         :attr:`fetch_endpoints` is set, from :func:`registry.sources.load.load_endpoints_for`
         (fresh cache -> fetch -> stale cache), once per model and registry. A fallback
         or failure adds a one-line note to :attr:`notes`.
@@ -190,8 +207,17 @@ class Registry:
             or cache faults.
         """
         listed = self.endpoint_lists.get(model_id)
-        if listed is not None or not self.fetch_endpoints:
+        if listed is not None:
+            self._endpoint_sources[model_id] = ("endpoints file", None)
             return listed
+        if self.catalog.origin == "seed":
+            from registry.metadata.seed_endpoints import SEED_ENDPOINTS_DATE, bundled_endpoints
+
+            self._endpoint_sources[model_id] = ("bundled seed", SEED_ENDPOINTS_DATE)
+            return bundled_endpoints().get(model_id)
+        if not self.fetch_endpoints:
+            return None
+        self._endpoint_sources[model_id] = ("GET /models/{id}/endpoints", None)
         if model_id not in self._fetched:
             from registry.sources.load import load_endpoints_for
 
@@ -200,12 +226,31 @@ class Registry:
             )
         return self._fetched[model_id]
 
+    def endpoint_caps(self, model_id: str) -> tuple[EndpointCaps, ...]:
+        """Return the model's distinct endpoints as routing sees them (see
+        :func:`registry.resolve.endpoints.endpoint_caps`), or ``()`` without data.
+
+        An endpoint that publishes no ``supported_parameters`` inherits the model's
+        published list (flagged ``assumed_parameters``). Never raises for network or
+        cache faults.
+        """
+        found = self._caps.get(model_id)
+        if found is None:
+            listed = self.endpoints(model_id)
+            info = self.catalog._core(model_id)
+            published = None if info is None else info.get("supported_parameters")
+            found = () if listed is None else endpoint_caps(
+                listed, None if published is None else tuple(published))
+            self._caps[model_id] = found
+        return found
+
     def resolve(
         self,
         model_id: str,
         stage: str | None = None,
         *,
         provider: Mapping[str, Any] | None = None,
+        group: tuple[EndpointCaps, ...] | None = None,
     ) -> ResolvedModel:
         """Resolve ``model_id`` (for ``stage`` when given) to its capabilities.
 
@@ -216,6 +261,11 @@ class Registry:
                 (e.g. pinning one endpoint); when it, or the declared routing, restricts
                 the endpoints and endpoint data is loaded, the capabilities are those of
                 the allowed endpoints.
+            group: endpoints (from :meth:`endpoint_caps`) that must each serve the
+                whole request: the capabilities are the parameters all of them list
+                and their smallest limits, over which the YAML layers apply; a
+                declared limit above the published one is capped to it, and every
+                declared limit that differs is recorded in ``limit_changes``.
 
         Returns:
             The merged, frozen capabilities with provenance for every value.
@@ -226,10 +276,11 @@ class Registry:
             UnknownStageError: ``stage`` is not declared.
             RoutingError: a provider slug matches no endpoint, or none is left.
         """
-        key = (model_id, stage, "" if not provider else repr(sorted(provider.items())))
+        key = (model_id, stage, "" if not provider else repr(sorted(provider.items())),
+               None if group is None else tuple((c.label, c.index) for c in group))
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._resolve(model_id, stage, provider)
+            cached = self._resolve(model_id, stage, provider, group)
             self._cache[key] = cached
         return cached
 
@@ -270,7 +321,11 @@ class Registry:
         return found
 
     def _resolve(
-        self, model_id: str, stage: str | None, provider: Mapping[str, Any] | None
+        self,
+        model_id: str,
+        stage: str | None,
+        provider: Mapping[str, Any] | None,
+        group: tuple[EndpointCaps, ...] | None = None,
     ) -> ResolvedModel:
         info = self.catalog._core(model_id)
         models = {} if self.models_file is None else self.models_file.models
@@ -293,8 +348,11 @@ class Registry:
         layers: list[Layer] = []
         if info is not None:
             if self._meta_provenance is None:
-                self._meta_provenance = functools.cache(self._metadata_provenance())
-            layers.append(Layer(metadata_values(info), self._meta_provenance))
+                self._meta_provenance = functools.cache(metadata_provenance(self.catalog))
+            meta_provenance = self._meta_provenance
+            if top_context_binds(info):
+                meta_provenance = top_context_provenance(meta_provenance)
+            layers.append(Layer(metadata_values(info), meta_provenance))
         if self.models_file is not None:
             layers += self._yaml_layers(
                 models, model_id, self.models_file, ("models",), "models.yaml"
@@ -310,47 +368,26 @@ class Registry:
         if provider:
             layers.append(Layer({"provider": dict(provider)}, caller_provenance))
         merged = merge_values(defaults_merged()[0], layers)
+        if group:
+            return resolve_group(model_id, info is None, layers, group,
+                                 self._endpoint_provenance(model_id, group))
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
-        caps = () if listed is None else endpoint_caps(listed)
+        caps = () if listed is None else self.endpoint_caps(model_id)
         restricted = bool(caps) and pinned
         if restricted:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
             at = 1 if info is not None else 0
-            layers.insert(at, Layer(endpoint_values(caps), self._endpoint_provenance(caps)))
+            layers.insert(
+                at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps)))
             merged = merge_values(defaults_merged()[0], layers)
         provenance = LazyProvenance(defaults_merged(), layers)
         return build_resolved(model_id, merged, provenance, declared_only=info is None,
                       endpoints=caps, routing_restricted=restricted)
 
     def _endpoint_provenance(
-        self, caps: tuple[EndpointCaps, ...]
+        self, model_id: str, caps: tuple[EndpointCaps, ...]
     ) -> Callable[[tuple[str, ...]], Provenance]:
-        labels = ", ".join(c.label for c in caps)
-        catalog = self.catalog
-
-        def provenance(path: tuple[str, ...]) -> Provenance:
-            dotted = ".".join(path)
-            return Provenance(
-                layer="endpoints",
-                source=f"/endpoints of the allowed providers ({labels})",
-                field=METADATA_FIELDS.get(dotted, dotted).replace("top_provider.", ""),
-                fetched_at=catalog.fetched_at,
-            )
-
-        return provenance
-
-    def _metadata_provenance(self) -> Callable[[tuple[str, ...]], Provenance]:
-        catalog = self.catalog
-
-        def provenance(path: tuple[str, ...]) -> Provenance:
-            dotted = ".".join(path)
-            return Provenance(
-                layer="metadata",
-                source=catalog.source,
-                field=METADATA_FIELDS.get(dotted, dotted),
-                fetched_at=catalog.fetched_at,
-            )
-
-        return provenance
+        source, fetched_at = self._endpoint_sources.get(model_id, ("endpoints", None))
+        return endpoint_provenance(caps, source, fetched_at)

@@ -6,35 +6,27 @@ a base slug (``deepinfra``) matches every endpoint of that provider
 slug is the endpoint ``tag``. For older data without ``tag`` and for callers who write
 display names (``"OpenAI"``, as OpenRouter's earlier docs did), a slug also matches the
 endpoint's ``provider_name`` case-insensitively.
+
+:func:`route_filter` applies the routing filters OpenRouter applies before it looks at
+the body (``only``, ``ignore``, ``order`` without fallbacks, ``quantizations``,
+``max_price``) and says why each endpoint it drops is dropped. ``max_price`` is in
+USD per million tokens for ``prompt`` and ``completion`` (per request / per image for
+``request`` / ``image``), while endpoint ``pricing`` is USD per token
+(https://openrouter.ai/docs/guides/routing/provider-selection).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from registry.errors import RoutingError, closest
-from registry.metadata.shapes import EndpointList
 from registry.resolve.capabilities import EndpointCaps
 
-__all__ = ["allowed_endpoints", "endpoint_caps", "restricts"]
-
-
-def endpoint_caps(endpoints: EndpointList) -> tuple[EndpointCaps, ...]:
-    """Return the routing-relevant facts of each endpoint, in published order."""
-    return tuple(
-        EndpointCaps(
-            tag=e.routing_slug,
-            provider_name=e.provider_name,
-            supported_parameters=frozenset(e.supported_parameters),
-            context_length=e.context_length or None,
-            max_completion_tokens=e.max_completion_tokens or None,
-            quantization=e.quantization,
-            forced_tool=None if e.supports_tool_choice is None
-            else e.supports_tool_choice.get("function"),
-        )
-        for e in endpoints.endpoints
-    )
+__all__ = ["EXCLUSION_REASONS", "Exclusion", "allowed_endpoints", "is_pin", "restricts",
+           "route_filter"]
 
 
 def restricts(provider: Mapping[str, Any]) -> bool:
@@ -67,15 +59,7 @@ def allowed_endpoints(
         RoutingError: a slug matches no endpoint of the model (with the closest slugs),
             or the routing leaves no endpoint at all.
     """
-    known = sorted({e.tag for e in endpoints if e.tag} | {e.provider_name for e in endpoints
-                                                          if e.provider_name})
-    for key in ("only", "ignore", "order"):
-        for slug in provider.get(key) or ():
-            if not _matching(str(slug), endpoints):
-                raise RoutingError(
-                    f"provider.{key}: {slug!r} matches no endpoint of {model_id}",
-                    suggestions=closest(str(slug), known),
-                )
+    _check_slugs(model_id, endpoints, provider)
     allowed = list(endpoints)
     if provider.get("only"):
         allowed = [e for e in allowed if any(e.matches(s) for s in provider["only"])]
@@ -90,3 +74,117 @@ def allowed_endpoints(
         raise RoutingError(f"the provider routing leaves no endpoint that can serve {model_id}",
                            suggestions=[])
     return tuple(allowed)
+
+
+#: Why an endpoint cannot take part in a route plan: a stable vocabulary, documented
+#: in docs/adjustments.md. The first five come from the stage's own routing; the
+#: others from the endpoint's published figures against the prompt, or the policy.
+EXCLUSION_REASONS: Mapping[str, str] = {
+    "allowed_providers": "provider.only (or provider.order without fallbacks) does not name it",
+    "ignored_providers": "provider.ignore names it",
+    "quantization": "its quantization is not in provider.quantizations",
+    "max_price": "a price is above provider.max_price",
+    "status": "its published status is degraded while an operational endpoint remains",
+    "context_length": "the prompt estimate does not fit in its context_length",
+    "max_prompt_tokens": "the prompt estimate exceeds its max_prompt_tokens",
+    "policy": "the stage's policy refuses every body it can take",
+    "require_parameters": "it does not list every parameter of the body (single-body mode)",
+    "structured_outputs": "it does not list structured_outputs (single-body mode)",
+    "tool_choice": "it does not allow a forced tool call (single-body mode)",
+    "max_completion_tokens": "max_tokens is above its max_completion_tokens (single-body mode)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """One endpoint left out of every attempt, and why.
+
+    Attributes:
+        endpoint: the endpoint.
+        reason: a key of :data:`EXCLUSION_REASONS`.
+        detail: the figures behind it, for people.
+    """
+
+    endpoint: EndpointCaps
+    reason: str
+    detail: str
+
+
+def is_pin(provider: Mapping[str, Any]) -> bool:
+    """Return whether ``provider`` pins one slug: ``only`` (or, without ``only``,
+    ``order``) names exactly one and ``allow_fallbacks`` is ``false``."""
+    if provider.get("allow_fallbacks") is not False:
+        return False
+    named = provider.get("only") or provider.get("order") or ()
+    return len(named) == 1
+
+
+_MILLION = Decimal(1_000_000)
+
+
+def _over_price(endpoint: EndpointCaps, max_price: Mapping[str, Any]) -> str | None:
+    for key, limit in max_price.items():
+        price = endpoint.price(key)
+        if price is None or not isinstance(limit, (int, float)):
+            continue
+        scaled = price * _MILLION if key in ("prompt", "completion") else price
+        if scaled > Decimal(str(limit)):
+            unit = "USD per million tokens" if key in ("prompt", "completion") else "USD"
+            return f"{key} {scaled.normalize():f} {unit} > max_price.{key} {limit}"
+    return None
+
+
+def route_filter(
+    model_id: str, endpoints: tuple[EndpointCaps, ...], provider: Mapping[str, Any]
+) -> tuple[tuple[EndpointCaps, ...], tuple[Exclusion, ...]]:
+    """Split ``endpoints`` into those ``provider`` lets serve ``model_id`` and the rest.
+
+    Args:
+        model_id: the model, for messages.
+        endpoints: every endpoint of the model (see ``endpoint_caps``).
+        provider: the OpenRouter ``provider`` object of the stage.
+
+    Returns:
+        ``(allowed, excluded)``; ``allowed`` keeps the published order. It may be
+        empty: the caller refuses the compile with the exclusion table.
+
+    Raises:
+        RoutingError: a slug in ``only``/``ignore``/``order`` matches no endpoint.
+    """
+    _check_slugs(model_id, endpoints, provider)
+    only = list(provider.get("only") or ())
+    if not only and provider.get("order") and provider.get("allow_fallbacks") is False:
+        only = list(provider["order"])
+    ignore = list(provider.get("ignore") or ())
+    quantizations = set(provider.get("quantizations") or ())
+    max_price = provider.get("max_price") or {}
+    allowed: list[EndpointCaps] = []
+    excluded: list[Exclusion] = []
+    for e in endpoints:
+        if only and not any(e.matches(s) for s in only):
+            excluded.append(Exclusion(e, "allowed_providers", f"not matched by {only}"))
+        elif any(e.matches(s) for s in ignore):
+            excluded.append(Exclusion(e, "ignored_providers", f"matched by {ignore}"))
+        elif quantizations and e.quantization not in quantizations:
+            excluded.append(Exclusion(e, "quantization",
+                                      f"{e.quantization} not in {sorted(quantizations)}"))
+        elif (over := _over_price(e, max_price)) is not None:
+            excluded.append(Exclusion(e, "max_price", over))
+        else:
+            allowed.append(e)
+    return tuple(allowed), tuple(excluded)
+
+
+def _check_slugs(
+    model_id: str, endpoints: tuple[EndpointCaps, ...], provider: Mapping[str, Any]
+) -> None:
+    known = sorted({e.tag for e in endpoints if e.tag}
+                   | {e.derived_slug for e in endpoints if e.derived_slug}
+                   | {e.provider_name for e in endpoints if e.provider_name})
+    for key in ("only", "ignore", "order"):
+        for slug in provider.get(key) or ():
+            if not _matching(str(slug), endpoints):
+                raise RoutingError(
+                    f"provider.{key}: {slug!r} matches no endpoint of {model_id}",
+                    suggestions=closest(str(slug), known),
+                )
