@@ -12,18 +12,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from compiler.compiled import CompiledRequest
     from compiler.errors import (
         AdjustmentRefused,
         AdjustmentWarning,
         CompilerError,
         ContractError,
+        NoEndpointError,
         ProjectionError,
         PromptTooLongError,
         ReplyValidationError,
     )
     from compiler.intent import Intent
     from compiler.report import Adjustment, AdjustmentReport
-    from compiler.request import CompiledRequest, compile_request, default_registry
+    from compiler.request import compile_request, default_registry
+    from compiler.routes.table import RouteRow
     from compiler.schema.contract import OutputContract
 
 #: public name -> the module that defines it; imported on first use (PEP 562), so
@@ -33,9 +36,11 @@ _EXPORTS: dict[str, str] = {
     "AdjustmentRefused": "compiler.errors",
     "AdjustmentReport": "compiler.report",
     "AdjustmentWarning": "compiler.errors",
-    "CompiledRequest": "compiler.request",
+    "CompiledRequest": "compiler.compiled",
     "CompilerError": "compiler.errors",
     "ContractError": "compiler.errors",
+    "NoEndpointError": "compiler.errors",
+    "RouteRow": "compiler.routes.table",
     "Intent": "compiler.intent",
     "OutputContract": "compiler.schema.contract",
     "ProjectionError": "compiler.errors",
@@ -54,10 +59,12 @@ __all__ = [
     "CompilerError",
     "ContractError",
     "Intent",
+    "NoEndpointError",
     "OutputContract",
     "ProjectionError",
     "PromptTooLongError",
     "ReplyValidationError",
+    "RouteRow",
     "compile_request",
     "default_registry",
 ]

@@ -7,6 +7,7 @@ the registry (:class:`registry.RegistryError`) pass through unchanged::
     ├── ContractError        a contract that cannot be imported or made a JSON Schema
     ├── ProjectionError      a schema that cannot be projected (external $ref)
     ├── PromptTooLongError   the prompt alone does not fit in the model's context_length
+    ├── NoEndpointError      no endpoint of the model can serve the request (carries the table)
     ├── AdjustmentRefused    a stage policy says "refuse" for a kind (carries the report)
     └── ReplyValidationError a reply that breaks the output contract (JSON paths, no values)
 """
@@ -24,6 +25,7 @@ __all__ = [
     "AdjustmentWarning",
     "CompilerError",
     "ContractError",
+    "NoEndpointError",
     "ProjectionError",
     "PromptTooLongError",
     "ReplyValidationError",
@@ -47,17 +49,39 @@ class ProjectionError(CompilerError):
 
 
 class PromptTooLongError(CompilerError):
-    """The estimated prompt tokens alone reach the model's ``context_length``.
+    """The estimated prompt tokens alone reach the model's ``context_length`` (or
+    exceed the endpoints' ``max_prompt_tokens``).
 
     Attributes:
         prompt_tokens: the estimate, in tokens.
-        context_length: the model's context window, in tokens.
+        context_length: the limit that was exceeded, in tokens.
+        limit: which limit: ``context_length`` or ``max_prompt_tokens``.
     """
 
-    def __init__(self, message: str, *, prompt_tokens: int, context_length: int) -> None:
+    def __init__(
+        self, message: str, *, prompt_tokens: int, context_length: int,
+        limit: str = "context_length",
+    ) -> None:
         super().__init__(message)
         self.prompt_tokens = prompt_tokens
         self.context_length = context_length
+        self.limit = limit
+
+
+class NoEndpointError(CompilerError):
+    """No endpoint of the model can serve the request: the stage's routing, the prompt
+    or the policy rules every one out.
+
+    Attributes:
+        model: the model id.
+        routes: one :class:`compiler.routes.table.RouteRow` per endpoint, each with
+            its ``excluded_by`` reason.
+    """
+
+    def __init__(self, message: str, *, model: str, routes: Sequence[Any]) -> None:
+        super().__init__(message)
+        self.model = model
+        self.routes = tuple(routes)
 
 
 class AdjustmentRefused(CompilerError):

@@ -12,7 +12,7 @@ from compiler.schema.contract import OutputContract, load_contract
 if TYPE_CHECKING:
     from registry.declarations.stages import StageDecl
 
-__all__ = ["CEILINGS", "RUNGS", "Intent"]
+__all__ = ["CEILINGS", "COVERAGES", "RUNGS", "Intent"]
 
 #: Output enforcement rungs, strongest first: strict JSON Schema, JSON mode with the
 #: schema shown, schema shown in the prompt only.
@@ -22,6 +22,11 @@ CEILINGS: tuple[str, ...] = ("schema", "json", "prompt")
 #: call, JSON mode with the schema shown, the schema shown only. A ``schema`` ceiling
 #: may end on any rung; a ``json`` ceiling on ``json`` or ``prompt``.
 RUNGS: tuple[str, ...] = ("schema", "tool", "json", "prompt")
+
+#: Route-plan coverage: ``full`` compiles an attempt for every endpoint that can serve
+#: the model; ``first`` compiles one body from the model-level figures (the behaviour
+#: before route plans).
+COVERAGES: tuple[str, ...] = ("full", "first")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,8 @@ class Intent:
             tokens; the reasoning budget shrinks first to fit under it.
         provider: OpenRouter ``provider`` routing set by the caller; wins over the
             declared routing (e.g. to pin one endpoint).
+        coverage: ``full`` (default: a route plan over every endpoint) or ``first``
+            (one body from the model-level figures), see :data:`COVERAGES`.
     """
 
     stage: str
@@ -60,6 +67,7 @@ class Intent:
     estimated_prompt_tokens: int | None = None
     max_tokens: int | None = None
     provider: Mapping[str, Any] | None = None
+    coverage: str = "full"
 
     @classmethod
     def from_stage(cls, name: str, decl: StageDecl, *, base_dir: Path) -> Intent:
@@ -88,4 +96,5 @@ class Intent:
             instructions=decl.instructions,
             estimated_prompt_tokens=decl.estimated_prompt_tokens,
             max_tokens=decl.max_tokens,
+            coverage=decl.coverage,
         )

@@ -41,6 +41,14 @@ KINDS: Mapping[str, str] = {
     "routing.require_parameters": "provider.require_parameters was set to true",
     "routing.param_dropped": "no allowed endpoint supports the whole set; a want was dropped",
     "routing.restricted": "provider.only narrowed to endpoints that can serve the request",
+    "limits.lowered": "a declaration lowers an endpoint's published limit",
+    "limits.capped": "a declared limit above the endpoints' published one was capped to it",
+    "route.attempt": "provider.only names the endpoints of this route-plan attempt",
+    "route.attempt_differs": "a later attempt differs from the first for its endpoints",
+    "route.parameters_assumed": "an endpoint lists no parameters; the model's list was assumed",
+    "route.tag_ambiguous": "several endpoints publish one tag; their common capabilities used",
+    "route.slug_derived": "a routing slug derived from a provider name was written",
+    "route.degraded_kept": "every allowed endpoint is degraded; they were kept",
 }
 
 

@@ -1,148 +1,32 @@
 """``compile_request``: intent + contract + capabilities -> an OpenRouter request.
 
-The passes run in a fixed order (``docs/concepts.md``): output enforcement and
-schema projection -> reasoning -> token budget -> sampling -> routing -> render ->
-finalise (the stage's adjustment policy). Precedence when two wants conflict:
-hard limits > output enforcement > reasoning > sampling.
+With endpoint data (and ``coverage: full``, the default) the result is a route plan
+(:mod:`compiler.routes.plan`): one body per group of endpoints that can all serve it.
+Without it, or with ``coverage: first``, one body from the model-level figures
+(:mod:`compiler.routes.single`), fit to the endpoints the stage's routing pins.
 """
 
 from __future__ import annotations
 
-import copy
-import warnings
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import AdjustmentRefused, AdjustmentWarning
-from compiler.intent import Intent
+from compiler.compiled import CompiledRequest
+from compiler.errors import NoEndpointError
+from compiler.intent import COVERAGES, Intent
 from compiler.kinds import policy_key_problem
-from compiler.passes.budget import apply_budget, prompt_tokens
-from compiler.passes.draft import Draft
-from compiler.passes.enforcement import apply_enforcement
-from compiler.passes.reasoning import apply_reasoning
-from compiler.passes.routing import apply_endpoints
-from compiler.passes.sampling import apply_sampling
-from compiler.reply.parse import parse_reply
-from compiler.report import AdjustmentReport
-from compiler.schema.contract import OutputContract
-from compiler.schema.projected import Projection
+from compiler.passes.budget import prompt_tokens
+from compiler.policy import check_refused, warn_for
+from compiler.routes.plan import compile_plan
+from compiler.routes.simulate import single_routes
+from compiler.routes.single import Single, compile_single
+from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
 
-__all__ = ["OPENAI_SDK_PARAMETERS", "CompiledRequest", "compile_request", "default_registry"]
-
-#: Body keys the official ``openai`` SDK's ``chat.completions.create`` takes as named
-#: arguments; every other key goes in ``extra_body``.
-OPENAI_SDK_PARAMETERS: frozenset[str] = frozenset(
-    {
-        "model",
-        "messages",
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "top_p",
-        "frequency_penalty",
-        "presence_penalty",
-        "seed",
-        "stop",
-        "response_format",
-        "reasoning_effort",
-        "logit_bias",
-        "logprobs",
-        "top_logprobs",
-        "tools",
-        "tool_choice",
-        "parallel_tool_calls",
-        "prediction",
-        "web_search_options",
-        "verbosity",
-    }
-)
-
-_BODY_ORDER = ("response_format", "reasoning", "max_tokens", "max_completion_tokens")
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledRequest:
-    """A compiled OpenRouter chat-completions request and how it was made.
-
-    Attributes:
-        body: the JSON-ready ``POST /api/v1/chat/completions`` body.
-        report: every adjustment, the enforcement rung, the metadata source.
-        instructions: the message the compiler adds before the caller's messages
-            (``{"role": "system", "content": ...}``), or ``None`` without a contract.
-        contract: the output contract, or ``None`` for free text.
-        projection: the schema shown (and, at rung ``schema``, enforced), or ``None``.
-    """
-
-    body: dict[str, Any]
-    report: AdjustmentReport
-    instructions: dict[str, str] | None
-    contract: OutputContract | None
-    projection: Projection | None
-
-    @property
-    def rung(self) -> str:
-        """The enforcement reached: ``schema``, ``json``, ``prompt`` or ``none``."""
-        return self.report.rung
-
-    @property
-    def shown_schema(self) -> Mapping[str, Any] | None:
-        """The schema the instruction message shows the model."""
-        return None if self.projection is None else self.projection.schema
-
-    @property
-    def enforced_schema(self) -> Mapping[str, Any] | None:
-        """The schema the provider enforces: ``response_format.json_schema.schema`` at rung
-        ``schema``, the forced tool's ``parameters`` at rung ``tool``, else ``None``."""
-        fmt = self.body.get("response_format", {})
-        if fmt.get("type") == "json_schema":
-            schema: Mapping[str, Any] = fmt["json_schema"]["schema"]
-            return schema
-        if self.rung == "tool":
-            params: Mapping[str, Any] = self.body["tools"][0]["function"]["parameters"]
-            return params
-        return None
-
-    def parse_reply(self, text: str) -> Any:
-        """Validate a reply against the original contract and return the instance.
-
-        Args:
-            text: the reply's content; at rung ``tool``, the forced call's
-                ``function.arguments`` string.
-
-        A code fence is removed only when enforcement was ``json`` or ``prompt``; a
-        wrapped root is unwrapped; nulls the projection introduced become absent
-        fields so the contract's defaults apply.
-
-        Raises:
-            ReplyValidationError: invalid JSON or a contract violation (JSON paths and
-                messages, never the offending values).
-            ValueError: the request has no output contract.
-        """
-        if self.contract is None or self.projection is None:
-            raise ValueError("this request has no output contract; the reply is free text")
-        return parse_reply(
-            text, self.contract, self.projection, strip_fence=self.rung in ("json", "prompt")
-        )
-
-    def to_openai_kwargs(self) -> dict[str, Any]:
-        """Split the body into ``openai`` SDK arguments plus ``extra_body``.
-
-        Returns:
-            Keyword arguments for ``client.chat.completions.create(**kwargs)``; fields
-            the SDK does not name (``provider``, ``reasoning``, ``top_k``, ...) are in
-            ``kwargs["extra_body"]``, so the JSON on the wire equals :attr:`body`.
-        """
-        body = copy.deepcopy(self.body)
-        kwargs = {k: v for k, v in body.items() if k in OPENAI_SDK_PARAMETERS}
-        extra = {k: v for k, v in body.items() if k not in OPENAI_SDK_PARAMETERS}
-        if extra:
-            kwargs["extra_body"] = extra
-        return kwargs
-
+__all__ = ["compile_request", "default_registry"]
 
 _DEFAULT: dict[str, Registry] = {}
 _INTENTS: weakref.WeakKeyDictionary[Registry, dict[str, Intent]] = weakref.WeakKeyDictionary()
@@ -177,23 +61,13 @@ def _intent(registry: Registry, stage: str) -> Intent:
     return found
 
 
-def _policy_for(policy: Mapping[str, str], kind: str) -> str:
-    if kind in policy:
-        return policy[kind]
-    parts = kind.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        action = policy.get(".".join(parts[:i]) + ".*")
-        if action is not None:
-            return action
-    return policy.get("*", "report")
-
-
 def compile_request(
     stage: str | Intent,
     model: str,
     messages: Sequence[Mapping[str, Any]] = (),
     *,
     registry: Registry | None = None,
+    coverage: str | None = None,
 ) -> CompiledRequest:
     """Compile one stage for one model into an OpenRouter chat-completions request.
 
@@ -203,99 +77,132 @@ def compile_request(
         messages: the caller's chat messages; the instruction message (when the stage
             has a contract) is put before them.
         registry: metadata plus declarations; ``None`` uses :func:`default_registry`.
+        coverage: ``full`` (a route plan covering every endpoint that can serve the
+            model) or ``first`` (one body, the single-body behaviour of earlier
+            releases); ``None`` uses the stage's ``coverage``.
 
     Returns:
-        The request body, the adjustment report, and a reply parser.
+        The first attempt's request, with the later attempts in ``attempts`` and the
+        route table in ``routes``.
 
     Raises:
         UnknownStageError: the stage is not declared (carries close matches).
         UnknownModelError: the model is in no metadata and not declared whole.
         ContractError: the stage's contract does not import.
         ProjectionError: the contract cannot be projected (external ``$ref``).
-        PromptTooLongError: the prompt alone does not fit in the context window.
+        PromptTooLongError: the prompt alone does not fit in the context window (of
+            any endpoint).
+        NoEndpointError: the routing, prompt or policy leave no endpoint (the error
+            carries the route table).
         AdjustmentRefused: the stage's policy refuses an adjustment that occurred.
+        ValueError: ``coverage`` is neither ``full`` nor ``first``.
 
     >>> # req = compile_request("classify", "openai/gpt-4o-mini", [{"role": "user", ...}])
     >>> # req.body["response_format"]["type"] -> "json_schema"
     """
     registry = registry if registry is not None else default_registry()
     intent = stage if isinstance(stage, Intent) else _intent(registry, stage)
+    coverage = intent.coverage if coverage is None else coverage
+    if coverage not in COVERAGES:
+        raise ValueError(f"coverage must be one of {', '.join(COVERAGES)}, not {coverage!r}")
     memo = _MEMO.setdefault(registry, {})
-    key = (id(intent), model, isinstance(stage, str))
+    key = (id(intent), model, isinstance(stage, str), coverage)
     hit = memo.get(key)
-    if hit is not None and hit.intent is intent:
-        estimate = prompt_tokens(hit.instructions_text, messages, intent.estimated_prompt_tokens)
-        if estimate <= hit.prompt_ceiling:
-            _finalise(intent, hit.compiled.report)
-            return hit.replay(messages)
-    resolved = registry.resolve(
-        model, intent.stage if isinstance(stage, str) else None, provider=intent.provider
-    )
-    draft = Draft(intent=intent, model=resolved, messages=[dict(m) for m in messages])
-    apply_enforcement(draft)
-    apply_reasoning(draft)
-    apply_budget(draft)
-    apply_sampling(draft)
-    apply_endpoints(draft)
-    body = _render(draft)
-    report = AdjustmentReport(
-        stage=intent.stage,
-        model=resolved.id,
-        metadata=registry.catalog.describe()
-        if not resolved.declared_only
-        else "declared in models.yaml (absent from metadata)",
-        rung=draft.rung,
-        adjustments=tuple(draft.adjustments),
-        shown_sha256=draft.shown_sha256,
-        enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
-        notes=tuple(n for n in (registry.catalog.note,) if n),
-    )
-    _finalise(intent, report)
-    instructions = (
-        None if draft.instructions is None else {"role": "system", "content": draft.instructions}
-    )
-    compiled = CompiledRequest(
-        body=body,
-        report=report,
-        instructions=instructions,
-        contract=intent.contract,
-        projection=draft.projection,
-    )
-    if draft.prompt_ceiling is not None:
+    if hit is not None and hit.intent is intent and hit.fits(messages):
+        for attempt in hit.compiled.plan:
+            warn_for(intent, attempt.report)
+        return hit.replay(messages)
+    stage_name = intent.stage if isinstance(stage, str) else None
+    base = registry.resolve(model, stage_name, provider=intent.provider)
+    caps = registry.endpoint_caps(model) if coverage == "full" else ()
+    if caps:
+        plan = compile_plan(registry, intent, base, caps, stage_name, messages)
+        compiled, singles, replayable = plan.compiled, plan.singles, plan.replayable
+    else:
+        single = compile_single(registry, intent, base, messages)
+        if coverage == "full":
+            note = (f"no endpoint data for {model}: the model-level figures were used, "
+                    "which an endpoint that serves it may not meet")
+            report = single.compiled.report
+            single = replace(single, compiled=replace(
+                single.compiled, report=replace(report, notes=(*report.notes, note))))
+        check_refused(intent, single.compiled.report)
+        if base.endpoints:
+            single = _with_routes(single, registry.endpoint_caps(model))
+        compiled, singles, replayable = single.compiled, (single,), True
+    for attempt in compiled.plan:
+        warn_for(intent, attempt.report)
+    ceilings = [s.prompt_ceiling for s in singles]
+    if replayable and all(c is not None for c in ceilings):
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
-        kept = {name: _copy_shallow(value) for name, value in body.items()}  # callers may edit
-        memo[key] = _Memo(intent, replace(compiled, body=kept), draft.instructions,
-                          draft.prompt_ceiling)
+        memo[key] = _Memo(intent, _kept(compiled), tuple(s.instructions_text for s in singles),
+                          tuple(c for c in ceilings if c is not None))
     return compiled
+
+
+def _with_routes(single: Single, caps: tuple[EndpointCaps, ...]) -> Single:
+    """Attach the route table of a single body; refuse a body no endpoint can take.
+
+    Raises:
+        NoEndpointError: every endpoint is excluded.
+    """
+    compiled = single.compiled
+    rows = single_routes(compiled.report.model, caps, compiled)
+    if not any(r.attempt == 0 for r in rows):
+        table = "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
+        raise NoEndpointError(
+            f"no endpoint of {compiled.report.model} can take this body: {table}",
+            model=compiled.report.model, routes=rows)
+    served = tuple(r.endpoint for r in rows if r.attempt == 0)
+    return replace(single, compiled=replace(compiled, routes=rows, endpoints=served))
+
+
+def _kept(compiled: CompiledRequest) -> CompiledRequest:
+    """A copy whose body levels callers may edit do not reach the memo."""
+    attempts = tuple(_kept(a) for a in compiled.attempts)
+    body = {name: _copy_shallow(value) for name, value in compiled.body.items()}
+    return replace(compiled, body=body, attempts=attempts)
 
 
 @dataclass(frozen=True, slots=True)
 class _Memo:
-    """A compilation that holds for every prompt up to ``prompt_ceiling`` tokens.
+    """A compilation that holds for every prompt up to each attempt's ceiling.
 
     The compiler is deterministic and the caller's messages reach the result only
-    through the prompt estimate, so while the context limit is not binding a new call
-    with other messages differs only in ``body["messages"]``.
+    through the prompt estimate, so while no context limit is binding a new call
+    with other messages differs only in each attempt's ``body["messages"]``.
     """
 
     intent: Intent
     compiled: CompiledRequest
-    instructions_text: str | None
-    prompt_ceiling: int
+    instructions_text: tuple[str | None, ...]
+    prompt_ceiling: tuple[int, ...]
+
+    def fits(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether every attempt's prompt estimate stays within its ceiling."""
+        declared = self.intent.estimated_prompt_tokens
+        return all(prompt_tokens(text, messages, declared) <= ceiling
+                   for text, ceiling in zip(self.instructions_text, self.prompt_ceiling,
+                                            strict=True))
 
     def replay(self, messages: Sequence[Mapping[str, Any]]) -> CompiledRequest:
-        """Return the memoised request with ``messages`` in place of the original ones."""
-        old = self.compiled
-        sent = [dict(m) for m in messages]
-        if old.instructions is not None:
-            sent.insert(0, dict(old.instructions))
-        body: dict[str, Any] = {"model": old.body["model"], "messages": sent}
-        for name, value in old.body.items():
-            if name not in body:
-                body[name] = _copy_shallow(value)
-        return CompiledRequest(body=body, report=old.report, instructions=old.instructions,
-                               contract=old.contract, projection=old.projection)
+        """Return the memoised plan with ``messages`` in place of the original ones."""
+        return _with_messages(self.compiled, messages)
+
+
+def _with_messages(
+    old: CompiledRequest, messages: Sequence[Mapping[str, Any]]
+) -> CompiledRequest:
+    sent = [dict(m) for m in messages]
+    if old.instructions is not None:
+        sent.insert(0, dict(old.instructions))
+    body: dict[str, Any] = {"model": old.body["model"], "messages": sent}
+    for name, value in old.body.items():
+        if name not in body:
+            body[name] = _copy_shallow(value)
+    attempts = tuple(_with_messages(a, messages) for a in old.attempts)
+    return replace(old, body=body, attempts=attempts)
 
 
 def _copy_shallow(value: Any) -> Any:
@@ -307,63 +214,10 @@ def _copy_shallow(value: Any) -> Any:
     return value
 
 
-#: Per registry, memoised compilations by (intent, model); bounded by _MEMO_SIZE.
-_MEMO: weakref.WeakKeyDictionary[Registry, dict[tuple[int, str, bool], _Memo]] = (
+#: Per registry, memoised compilations by (intent, model, named stage, coverage);
+#: bounded by _MEMO_SIZE.
+_MEMO: weakref.WeakKeyDictionary[Registry, dict[tuple[int, str, bool, str], _Memo]] = (
     weakref.WeakKeyDictionary()
 )
 _MEMO_SIZE = 4096
 
-
-def _render(draft: Draft) -> dict[str, Any]:
-    messages = list(draft.messages)
-    if draft.instructions is not None:
-        messages.insert(0, {"role": "system", "content": draft.instructions})
-    body: dict[str, Any] = {"model": draft.model.id, "messages": messages}
-    for key in _BODY_ORDER:
-        if key in draft.params:
-            body[key] = draft.params[key]
-    for key, value in draft.params.items():
-        body.setdefault(key, value)
-    provider = {**draft.model.provider, **draft.provider_patch}
-    relies = [k for k in body if k not in ("model", "messages")]
-    if relies and provider.get("require_parameters") is not True:
-        draft.adjust(
-            "routing.require_parameters",
-            "provider.require_parameters",
-            provider.get("require_parameters"),
-            True,
-            "the body relies on optional parameters ("
-            + ", ".join(relies)
-            + "); OpenRouter must route only to endpoints that support them all",
-            draft.model.source_of("provider.require_parameters"),
-        )
-        provider["require_parameters"] = True
-    if provider:
-        body["provider"] = provider
-    return body
-
-
-def _finalise(intent: Intent, report: AdjustmentReport) -> None:
-    if not intent.policy and intent.output_policy != "required":
-        return  # everything is "report"
-    policy = dict(intent.policy)
-    if intent.output_policy == "required":
-        policy.setdefault("output.downgraded", "refuse")
-    refused = []
-    for adjustment in report.adjustments:
-        action = _policy_for(policy, adjustment.kind)
-        if action == "refuse":
-            refused.append(adjustment.kind)
-        elif action == "warn":
-            warnings.warn(
-                f"{report.stage}/{report.model}: {adjustment.kind} at {adjustment.path}: "
-                f"{adjustment.reason}",
-                AdjustmentWarning,
-                stacklevel=3,
-            )
-    if refused:
-        raise AdjustmentRefused(
-            f"stage {report.stage!r} refuses {', '.join(sorted(set(refused)))} for {report.model}",
-            report=report,
-            kinds=refused,
-        )

@@ -27,3 +27,13 @@ def test_configuration_reference_matches_published_schemas() -> None:
 def test_adjustment_catalogue_matches_code() -> None:
     """docs/adjustments.md documents every kind the compiler can emit, and no other."""
     assert documented("adjustments.md") == set(KINDS)
+
+
+def test_exclusion_reasons_are_documented() -> None:
+    """docs/adjustments.md's exclusion table lists exactly the reasons the code can give."""
+    from registry.resolve.routing import EXCLUSION_REASONS
+
+    page = (ROOT / "docs" / "adjustments.md").read_text(encoding="utf-8")
+    section = page.split("## Exclusion reasons", 1)[1].split("\n## ", 1)[0]
+    rows = set(re.findall(r"^\| `([a-z_:]+)` \|", section, re.MULTILINE))
+    assert rows == set(EXCLUSION_REASONS)

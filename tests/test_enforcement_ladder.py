@@ -119,7 +119,15 @@ def test_endpoints_that_cannot_force_a_function_are_excluded(tmp_path: Path) -> 
     req = compile_request(intent(), MODEL, registry=registry(tmp_path, TOOLS, endpoints=endpoints))
     assert req.rung == "tool"
     assert req.body["provider"]["only"] == ["good"]
-    assert req.report.by_kind("routing.restricted")
+    assert req.body["provider"]["allow_fallbacks"] is False
+    assert req.report.by_kind("route.attempt")
+    [later] = req.attempts  # the endpoint that cannot force a function is not left out
+    assert later.endpoints == ("autoonly",) and later.rung == "json"
+    assert "tools" not in later.body
+    first = compile_request(intent(), MODEL, coverage="first",
+                            registry=registry(tmp_path, TOOLS, endpoints=endpoints))
+    assert first.body["provider"]["only"] == ["good"] and not first.attempts
+    assert first.report.by_kind("routing.restricted")
     only_auto = [endpoints[1]]
     req = compile_request(intent(), MODEL, registry=registry(tmp_path, TOOLS, endpoints=only_auto))
     assert req.rung == "json"

@@ -273,7 +273,13 @@ def test_c17_strict_request_restricted_to_structured_output_endpoints(tmp_path: 
     assert req.body["response_format"]["json_schema"]["strict"] is True
     assert req.body["provider"]["require_parameters"] is True
     assert req.body["provider"]["only"] == ["anthropic"]
-    [adj] = req.report.by_kind("routing.restricted")
+    [adj] = req.report.by_kind("route.attempt")
+    assert adj.applied == ["anthropic"]
+    # the endpoints without structured outputs get their own attempt, not nothing
+    assert req.attempts and all(a.rung != "schema" for a in req.attempts)
+    single = compile_request(intent, case["input"]["model_id"], registry=registry,
+                             coverage="first")
+    [adj] = single.report.by_kind("routing.restricted")
     assert adj.applied == ["anthropic"]
 
 

@@ -150,11 +150,40 @@ ROWS: dict[str, dict[str, Any]] = {
     "routing.param_dropped": {
         "endpoints": [{"tag": "a", "supported_parameters": ["max_tokens", "top_p"]},
                       {"tag": "b", "supported_parameters": ["max_tokens", "temperature"]}],
-        "sampling": (("temperature", 0.5), ("top_p", 0.9)), "output_tokens": 100},
+        "sampling": (("temperature", 0.5), ("top_p", 0.9)), "output_tokens": 100,
+        "coverage": "first"},
     "routing.restricted": {
         "endpoints": [{"tag": "a", "supported_parameters": ALL},
                       {"tag": "b", "supported_parameters": NO_STRICT}],
+        "contract": Item, "coverage": "first"},
+    "limits.lowered": {
+        "models_yaml": "models:\n  acme/*:\n    limits: {max_completion_tokens: 500}\n",
+        "endpoints": [{"tag": "a", "supported_parameters": ALL, "max_completion_tokens": 4000}],
+        "output_tokens": 100},
+    "limits.capped": {
+        "models_yaml": "models:\n  acme/*:\n    limits: {max_completion_tokens: 9000}\n",
+        "endpoints": [{"tag": "a", "supported_parameters": ALL, "max_completion_tokens": 4000}],
+        "output_tokens": 100},
+    "route.attempt": {
+        "endpoints": [{"tag": "a", "supported_parameters": ALL},
+                      {"tag": "b", "supported_parameters": NO_STRICT}],
         "contract": Item},
+    "route.attempt_differs": {
+        "endpoints": [{"tag": "a", "supported_parameters": ALL},
+                      {"tag": "b", "supported_parameters": NO_STRICT}],
+        "contract": Item},
+    "route.parameters_assumed": {"endpoints": [{"tag": "a"}], "output_tokens": 100},
+    "route.tag_ambiguous": {
+        "endpoints": [{"tag": "a", "supported_parameters": ALL},
+                      {"tag": "a", "supported_parameters": NO_STRICT}],
+        "contract": Item},
+    "route.slug_derived": {
+        "endpoints": [{"provider_name": "Acme One", "supported_parameters": ALL},
+                      {"provider_name": "Beta", "supported_parameters": NO_STRICT}],
+        "contract": Item},
+    "route.degraded_kept": {
+        "endpoints": [{"tag": "a", "supported_parameters": ALL, "status": -2}],
+        "output_tokens": 100},
 }
 
 
@@ -168,8 +197,8 @@ def test_kind_is_produced(kind: str, tmp_path: Path) -> None:
     """Compiling the kind's scenario reports that kind, with a reason."""
     registry, intent = scenario(tmp_path, **ROWS[kind])
     req = compile_request(intent, MODEL, registry=registry)
-    found = req.report.by_kind(kind)
-    assert found, [a.kind for a in req.report.adjustments]
+    found = [a for attempt in req.plan for a in attempt.report.by_kind(kind)]
+    assert found, [a.kind for attempt in req.plan for a in attempt.report.adjustments]
     assert all(a.reason for a in found)
 
 

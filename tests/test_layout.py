@@ -36,16 +36,22 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "compiler.schema": frozenset({"compiler", "registry"}),
     "compiler.reply": frozenset({"compiler", "compiler.schema", "registry"}),
     "compiler.passes": frozenset({"compiler", "compiler.schema", "registry", "registry.resolve"}),
+    "compiler.routes": frozenset(
+        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "registry",
+         "registry.resolve"}
+    ),
     "compiler": frozenset(
-        {"compiler.schema", "compiler.reply", "compiler.passes", "compiler.cli", "registry",
-         "registry.declarations", "registry.resolve"}
+        {"compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
+         "compiler.cli", "registry", "registry.declarations", "registry.resolve"}
     ),
     "compiler.artifacts": frozenset(
-        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "registry",
-         "registry.metadata", "registry.sources", "registry.declarations", "registry.resolve"}
+        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
+         "registry", "registry.metadata", "registry.sources", "registry.declarations",
+         "registry.resolve"}
     ),
     "compiler.cli": frozenset(
-        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.artifacts",
+        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
+         "compiler.artifacts",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
     ),

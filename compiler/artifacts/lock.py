@@ -40,6 +40,7 @@ from compiler.artifacts.lock_schema import (
     LOCK_SCHEMA_ID,
     LockDocument,
 )
+from compiler.compiled import CompiledRequest
 from compiler.errors import (
     AdjustmentRefused,
     AdjustmentWarning,
@@ -48,7 +49,7 @@ from compiler.errors import (
     PromptTooLongError,
 )
 from compiler.report import AdjustmentReport
-from compiler.request import CompiledRequest, compile_request
+from compiler.request import compile_request
 from registry.errors import UnknownModelError
 from registry.metadata.catalog import Catalog
 from registry.resolve.resolver import Registry

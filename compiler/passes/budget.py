@@ -95,6 +95,15 @@ def apply_budget(draft: Draft) -> None:
             prompt_tokens=prompt,
             context_length=context,
         )
+    if model.max_prompt_tokens is not None and prompt > model.max_prompt_tokens:
+        raise PromptTooLongError(
+            f"the prompt (about {prompt} tokens) exceeds the max_prompt_tokens of "
+            f"{model.id}'s endpoints ({model.max_prompt_tokens} tokens); shorten it",
+            prompt_tokens=prompt,
+            context_length=model.max_prompt_tokens,
+            limit="max_prompt_tokens",
+        )
+    _report_limit_changes(draft)
     limits: list[tuple[int, str, str]] = []
     if model.max_completion_tokens is not None:
         limits.append(
@@ -160,12 +169,40 @@ def apply_budget(draft: Draft) -> None:
             draft.prompt_ceiling = sys.maxsize
         elif unclamped <= context - prompt:
             draft.prompt_ceiling = context - unclamped
+        if draft.prompt_ceiling is not None and model.max_prompt_tokens is not None:
+            draft.prompt_ceiling = min(draft.prompt_ceiling, model.max_prompt_tokens)
     reasoning = draft.params.get("reasoning")
     if isinstance(reasoning, dict) and "max_tokens" in reasoning:
         _fit_reasoning_budget(draft, reasoning, total, out)
     elif budget and out is not None and total - out < budget:
         draft.reasoning_budget = max(total - out, 0)
     _set_length(draft, total)
+
+
+def _report_limit_changes(draft: Draft) -> None:
+    """Report each declared limit that differs from the endpoints' published one."""
+    for change in draft.model.limit_changes:
+        where = "" if change.source is None else f" ({change.source.source})"
+        if change.declared < change.published:
+            draft.adjust(
+                "limits.lowered",
+                change.path,
+                change.published,
+                change.declared,
+                f"a declaration{where} lowers the endpoints' published {change.published} "
+                f"tokens to {change.declared}",
+                change.source,
+            )
+        else:
+            draft.adjust(
+                "limits.capped",
+                change.path,
+                change.declared,
+                change.published,
+                f"the declared {change.declared} tokens{where} exceed the "
+                f"{change.published} the endpoints publish; an endpoint cannot return more",
+                draft.model.source_of(change.path),
+            )
 
 
 def _fit_reasoning_budget(

@@ -46,6 +46,15 @@ def _serving(draft: Draft) -> list[EndpointCaps]:
     ]
 
 
+def _served(draft: Draft) -> bool:
+    """Whether the body can be served: by every endpoint of a route-plan group, else
+    by at least one allowed endpoint."""
+    serving = _serving(draft)
+    if draft.model.endpoint_group:
+        return len(serving) == len(draft.model.endpoints)
+    return bool(serving)
+
+
 def _evidence(draft: Draft) -> Provenance:
     base = draft.model.source_of("supported_parameters")
     labels = ", ".join(e.label for e in draft.model.endpoints)
@@ -96,21 +105,23 @@ def apply_endpoints(draft: Draft) -> None:
     if not endpoints:
         return
     why = "no allowed endpoint supports the whole parameter set; lowest precedence dropped first"
-    if not _serving(draft):
+    if not _served(draft):
         sampled = [name for name, _ in draft.intent.sampling if name in draft.params]
         for name in reversed(sampled):
             _drop(draft, name, why)
-            if _serving(draft):
+            if _served(draft):
                 break
-    if not _serving(draft) and "reasoning" in draft.params:
+    if not _served(draft) and "reasoning" in draft.params:
         _drop(draft, "reasoning", why)
         draft.reasoning_on = not draft.model.reasoning.can_disable
-    while not _serving(draft) and _downgrade_output(draft):
+    while not _served(draft) and _downgrade_output(draft):
         pass
-    if not _serving(draft):
+    if not _served(draft):
         extras = [k for k in draft.params if k not in _LENGTH_KEYS]
         for key in extras:
             _drop(draft, key, why)
+    if draft.model.endpoint_group:
+        return
     serving = _serving(draft)
     fmt = draft.params.get("response_format")
     strict = isinstance(fmt, dict) and fmt.get("type") == "json_schema"

@@ -72,6 +72,8 @@ class StageDecl(Decl):
     """Model ids this stage is compiled for (lock, audit)."""
     overrides: dict[ModelId, ModelDecl] = Field(default_factory=dict)
     """Declarations for one model in this stage only; they win over models.yaml."""
+    coverage: Literal["full", "first"] = "full"
+    """``full``: one attempt per group of endpoints, covering every endpoint that can serve the model; ``first``: one body from the model-level figures."""  # noqa: E501
     estimated_prompt_tokens: Annotated[int, Field(ge=0)] | None = None
     """Expected prompt size in tokens, used to fit the answer in the context window."""
     description: str | None = None

@@ -1,0 +1,313 @@
+"""Compile a route plan: one attempt per group of endpoints that can all serve its body.
+
+OpenRouter serves a request on one endpoint of the model, and endpoints differ in what
+they accept (https://openrouter.ai/docs/guides/routing/provider-selection). So the
+plan first applies the filters OpenRouter applies (the stage's ``provider`` routing,
+``status``, and the prompt against each endpoint's ``context_length`` and
+``max_prompt_tokens``), then compiles the strongest body each remaining endpoint accepts,
+and groups endpoints whose bodies are identical into one attempt. Each attempt's
+``provider`` names its group (``only`` plus ``allow_fallbacks: false``, and ``ignore``
+for endpoints a base slug would also select), so OpenRouter can send it nowhere else.
+Attempts are ordered strongest first: rung, then fewest adjustments, then the larger
+length limit and the larger group. Every endpoint ends in an attempt or with an
+``excluded_by`` reason; no endpoint is excluded for a missing feature.
+
+A stage pinned to one slug (:func:`registry.resolve.routing.is_pin`) has one attempt,
+compiled for the intersection of what the matched endpoints support, and keeps the
+caller's slug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from compiler.compiled import CompiledRequest
+from compiler.errors import AdjustmentRefused, NoEndpointError, PromptTooLongError
+from compiler.intent import RUNGS, Intent
+from compiler.policy import check_refused
+from compiler.report import Adjustment
+from compiler.routes.single import Single, compile_single
+from compiler.routes.table import RouteRow, row_for
+from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
+from registry.resolve.resolver import Registry
+from registry.resolve.routing import Exclusion, is_pin, route_filter
+
+__all__ = ["Plan", "compile_plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A compiled route plan and what a replay with other messages needs.
+
+    Attributes:
+        compiled: the first attempt, with the later ones in ``attempts`` and the route
+            table in ``routes``.
+        singles: one :class:`Single` per attempt, in order.
+        replayable: the plan holds for any prompt up to every attempt's ceiling (no
+            endpoint was excluded because of the prompt).
+    """
+
+    compiled: CompiledRequest
+    singles: tuple[Single, ...]
+    replayable: bool
+
+
+def _body_key(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in ("messages", "provider")}
+
+
+def _length(body: Mapping[str, Any]) -> int:
+    value = body.get("max_tokens", body.get("max_completion_tokens"))
+    return value if isinstance(value, int) else 0
+
+
+def _strength(single: Single, group: Sequence[EndpointCaps]) -> tuple[int, ...]:
+    compiled = single.compiled
+    rung = RUNGS.index(compiled.rung) if compiled.rung in RUNGS else 0
+    return (rung, len(compiled.report.adjustments), -_length(compiled.body), -len(group),
+            min(e.index for e in group))
+
+
+def _evidence(model: str, group: Sequence[EndpointCaps]) -> Provenance:
+    return Provenance(
+        layer="endpoints",
+        source=f"/endpoints of {model} ({', '.join(e.label for e in group)})",
+        field="endpoints[]",
+    )
+
+
+def _slug(endpoint: EndpointCaps) -> str:
+    return endpoint.tag or endpoint.derived_slug or endpoint.provider_name or endpoint.label
+
+
+def _data_notes(model: str, caps: Sequence[EndpointCaps]) -> list[Adjustment]:
+    """Report assumptions about the endpoint data itself."""
+    rows = []
+    for e in caps:
+        if e.assumed_parameters:
+            rows.append(Adjustment(
+                "route.parameters_assumed", f"endpoints[{e.label}].supported_parameters", None,
+                sorted(e.supported_parameters),
+                f"{e.label} publishes no supported_parameters; the model's list is assumed",
+                _evidence(model, (e,))))
+        if e.merged > 1:
+            rows.append(Adjustment(
+                "route.tag_ambiguous", f"endpoints[{e.label}]", e.merged, 1,
+                f"{e.merged} endpoints publish the tag {e.label!r}; a slug cannot tell them "
+                "apart, so only what all of them accept is used",
+                _evidence(model, (e,))))
+    return rows
+
+
+def _provider_for(
+    base: Mapping[str, Any], group: Sequence[EndpointCaps], caps: Sequence[EndpointCaps]
+) -> dict[str, Any]:
+    slugs = [_slug(e) for e in group]
+    provider = dict(base)
+    provider["only"] = slugs
+    provider["allow_fallbacks"] = False
+    members = {id(e) for e in group}
+    outside = [e for e in caps if id(e) not in members and any(e.matches(s) for s in slugs)]
+    if outside:
+        ignore = list(provider.get("ignore") or [])
+        provider["ignore"] = ignore + [_slug(e) for e in outside if _slug(e) not in ignore]
+    if provider.get("order"):
+        kept = [s for s in provider["order"] if any(e.matches(s) for e in group)]
+        if kept:
+            provider["order"] = kept
+        else:
+            del provider["order"]
+    return provider
+
+
+def _patched(
+    single: Single, index: int, total: int, group: Sequence[EndpointCaps],
+    caps: Sequence[EndpointCaps], first: Single | None,
+) -> Single:
+    """Route ``single`` to ``group`` only, and report why (and how it differs)."""
+    compiled = single.compiled
+    body = dict(compiled.body)
+    old = dict(body.get("provider") or {})
+    provider = _provider_for(old, group, caps)
+    body["provider"] = provider
+    model = compiled.report.model
+    extra = [Adjustment(
+        "route.attempt", "provider.only", old.get("only"), provider["only"],
+        f"attempt {index + 1} of {total}: OpenRouter may send this body only to these "
+        "endpoints, each of which accepts all of it",
+        _evidence(model, group))]
+    derived = [e.derived_slug for e in group if not e.tag and e.derived_slug]
+    if derived:
+        extra.append(Adjustment(
+            "route.slug_derived", "provider.only", None, derived,
+            "the endpoint data has no tag; these slugs were derived from provider names",
+            _evidence(model, group)))
+    if first is not None:
+        mine = {(a.kind, a.path) for a in compiled.report.adjustments}
+        theirs = {(a.kind, a.path) for a in first.compiled.report.adjustments}
+        differs = sorted(f"{k} at {p}" for k, p in mine - theirs)
+        extra.append(Adjustment(
+            "route.attempt_differs", "provider.only", first.compiled.rung, compiled.rung,
+            "these endpoints cannot take the first attempt's body"
+            + (": " + "; ".join(differs) if differs else " (other limits)"),
+            _evidence(model, group)))
+    report = replace(compiled.report, adjustments=(*compiled.report.adjustments, *extra))
+    return replace(single, compiled=replace(compiled, body=body, report=report,
+                                            endpoints=tuple(_slug(e) for e in group)))
+
+
+def _refuse(model: str, rows: list[RouteRow], errors: list[Exception]) -> Exception:
+    prompt = [e for e in errors if isinstance(e, PromptTooLongError)]
+    refused = [e for e in errors if isinstance(e, AdjustmentRefused)]
+    if errors and len(prompt) == len(errors):
+        return prompt[0]
+    if errors and len(refused) == len(errors):
+        return refused[0]
+    table = "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
+    return NoEndpointError(f"no endpoint of {model} can serve this request: {table}",
+                           model=model, routes=rows)
+
+
+def compile_plan(
+    registry: Registry,
+    intent: Intent,
+    base: ResolvedModel,
+    caps: tuple[EndpointCaps, ...],
+    stage: str | None,
+    messages: Sequence[Mapping[str, Any]],
+) -> Plan:
+    """Compile ``intent`` for every endpoint in ``caps`` (see the module docstring).
+
+    Args:
+        registry: the registry ``base`` came from.
+        intent: the stage's intent.
+        base: the model resolved without endpoint data (its ``provider`` is the
+            stage's routing).
+        caps: the model's endpoints (at least one).
+        stage: the stage whose per-model overrides apply, or ``None``.
+        messages: the caller's messages.
+
+    Raises:
+        NoEndpointError: every endpoint is excluded (carries the route table).
+        PromptTooLongError: the prompt fits no endpoint.
+        AdjustmentRefused: the policy refuses what every endpoint can take.
+        RoutingError: a routing slug matches no endpoint.
+    """
+    provider = base.provider
+    allowed, excluded = route_filter(base.id, caps, provider)
+    exclusions: list[Exclusion] = list(excluded)
+    notes: list[Adjustment] = _data_notes(base.id, allowed)
+    operational = [e for e in allowed if not e.degraded]
+    if operational and len(operational) < len(allowed):
+        exclusions += [Exclusion(e, "status", f"status {e.status}") for e in allowed
+                       if e.degraded]
+        allowed = tuple(operational)
+    elif allowed and not operational:
+        notes.append(Adjustment(
+            "route.degraded_kept", "provider", None, [e.label for e in allowed],
+            "every allowed endpoint publishes a degraded status; they are kept",
+            _evidence(base.id, allowed)))
+    groups: list[tuple[Single, list[EndpointCaps]]] = []
+    errors: list[Exception] = []
+    candidates = [tuple(allowed)] if is_pin(provider) and allowed else [(e,) for e in allowed]
+    for members in candidates:
+        try:
+            single = _checked(registry, intent, base.id, stage, members, messages)
+        except PromptTooLongError as error:
+            errors.append(error)
+            exclusions += [Exclusion(e, error.limit, f"prompt about {error.prompt_tokens} "
+                                     f"tokens, limit {error.context_length}") for e in members]
+            continue
+        except AdjustmentRefused as error:
+            errors.append(error)
+            exclusions += [Exclusion(e, "policy", "refuses " + ", ".join(sorted(set(
+                error.kinds)))) for e in members]
+            continue
+        for found, group in groups:
+            if _body_key(found.compiled.body) == _body_key(single.compiled.body):
+                group.extend(members)
+                break
+        else:
+            groups.append((single, list(members)))
+    prompt_excluded = any(x.reason in ("context_length", "max_prompt_tokens")
+                          for x in exclusions)
+    rows_out = [row_for(x.endpoint, excluded_by=x.reason, detail=x.detail) for x in exclusions]
+    if not groups:
+        raise _refuse(base.id, rows_out, errors)
+    if not is_pin(provider):
+        groups = [(_regrouped(registry, intent, base.id, stage, s, g, messages), g)
+                  for s, g in groups]
+    groups.sort(key=lambda item: _strength(item[0], item[1]))
+    pinned = is_pin(provider)
+    whole = len(groups) == 1 and not exclusions
+    singles: list[Single] = []
+    for index, (single, group) in enumerate(groups):
+        if not (pinned or whole):
+            single = _patched(single, index, len(groups), group, caps,
+                              singles[0] if singles else None)
+        elif not single.compiled.endpoints:
+            single = replace(single, compiled=replace(
+                single.compiled, endpoints=tuple(_slug(e) for e in group)))
+        if notes:
+            report = single.compiled.report
+            single = replace(single, compiled=replace(single.compiled, report=replace(
+                report, adjustments=(*report.adjustments, *notes))))
+        singles.append(single)
+    if provider.get("data_collection") == "deny" or provider.get("zdr"):
+        note = ("provider.data_collection / zdr are passed to OpenRouter unchecked: the "
+                "endpoint data publishes no data policy")
+        singles = [replace(s, compiled=replace(s.compiled, report=replace(
+            s.compiled.report, notes=(*s.compiled.report.notes, note)))) for s in singles]
+    rows = _rows(caps, groups, singles, rows_out)
+    first = replace(singles[0].compiled, attempts=tuple(s.compiled for s in singles[1:]),
+                    routes=rows)
+    return Plan(first, tuple(singles), not prompt_excluded)
+
+
+def _checked(
+    registry: Registry, intent: Intent, model_id: str, stage: str | None,
+    members: tuple[EndpointCaps, ...], messages: Sequence[Mapping[str, Any]],
+) -> Single:
+    resolved = registry.resolve(model_id, stage, provider=intent.provider, group=members)
+    single = compile_single(registry, intent, resolved, messages)
+    check_refused(intent, single.compiled.report)
+    return single
+
+
+def _regrouped(
+    registry: Registry, intent: Intent, model_id: str, stage: str | None,
+    single: Single, group: list[EndpointCaps], messages: Sequence[Mapping[str, Any]],
+) -> Single:
+    """Recompile a group of several endpoints as one, so its report names them all;
+    keep the first member's result when the group's body would differ."""
+    if len(group) == 1 or single.compiled.endpoints:
+        return single
+    try:
+        joint = _checked(registry, intent, model_id, stage, tuple(group), messages)
+    except (PromptTooLongError, AdjustmentRefused):
+        return single
+    if _body_key(joint.compiled.body) != _body_key(single.compiled.body):
+        return single
+    return joint
+
+
+def _rows(
+    caps: Sequence[EndpointCaps],
+    groups: Sequence[tuple[Single, list[EndpointCaps]]],
+    singles: Sequence[Single],
+    excluded: Sequence[RouteRow],
+) -> tuple[RouteRow, ...]:
+    by_id: dict[int, RouteRow] = {}
+    for index, ((_, group), single) in enumerate(zip(groups, singles, strict=True)):
+        for e in group:
+            by_id[id(e)] = row_for(e, attempt=index, rung=single.compiled.rung,
+                                   max_tokens=_length(single.compiled.body) or None,
+                                   detail=f"attempt {index + 1}")
+    rows = list(excluded)
+    named = {r.endpoint for r in rows}
+    ordered = [by_id[id(e)] for e in caps if id(e) in by_id]
+    ordered += [r for r in rows if r.endpoint in named]
+    index_of = {e.label: e.index for e in caps}
+    return tuple(sorted(ordered, key=lambda r: index_of.get(r.endpoint, 0)))

@@ -1,0 +1,64 @@
+"""The route table of a single body (``coverage: first``): which endpoints can take it.
+
+The same filters as a route plan, applied to one finished body: the stage's routing
+(:func:`registry.resolve.routing.route_filter`), the body's own ``provider.only``, then
+what ``provider.require_parameters`` and the length limit leave
+(https://openrouter.ai/docs/guides/routing/provider-selection).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from compiler.compiled import CompiledRequest
+from compiler.passes.routing import needed_parameters
+from compiler.routes.table import RouteRow, row_for
+from registry.resolve.capabilities import EndpointCaps
+from registry.resolve.routing import route_filter
+
+__all__ = ["single_routes"]
+
+
+def _params(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in ("model", "messages", "provider")}
+
+
+def _why_not(endpoint: EndpointCaps, body: Mapping[str, Any]) -> tuple[str, str] | None:
+    params = _params(body)
+    missing = needed_parameters(params) - endpoint.supported_parameters
+    if missing == {"structured_outputs"}:
+        return "structured_outputs", "strict json_schema without structured_outputs"
+    if missing:
+        return "require_parameters", "does not list " + ", ".join(sorted(missing))
+    if isinstance(params.get("tool_choice"), dict) and endpoint.forced_tool is False:
+        return "tool_choice", "supports_tool_choice.function is false"
+    length = params.get("max_tokens", params.get("max_completion_tokens"))
+    limit = endpoint.max_completion_tokens
+    if isinstance(length, int) and limit is not None and length > limit:
+        return "max_completion_tokens", f"max_tokens {length} > {limit}"
+    return None
+
+
+def single_routes(
+    model_id: str, caps: tuple[EndpointCaps, ...], compiled: CompiledRequest
+) -> tuple[RouteRow, ...]:
+    """Return one row per endpoint of ``caps`` for the single body of ``compiled``.
+
+    Raises:
+        RoutingError: a routing slug matches no endpoint.
+    """
+    provider = compiled.body.get("provider") or {}
+    allowed, excluded = route_filter(model_id, caps, provider)
+    reasons = {id(x.endpoint): (x.reason, x.detail) for x in excluded}
+    rows = []
+    for e in caps:
+        why = reasons.get(id(e)) or (None if id(e) not in {id(a) for a in allowed}
+                                     else _why_not(e, compiled.body))
+        if why is None:
+            length = compiled.body.get("max_tokens", compiled.body.get("max_completion_tokens"))
+            rows.append(row_for(e, attempt=0, rung=compiled.rung, detail="attempt 1",
+                                max_tokens=length if isinstance(length, int) else None))
+        else:
+            rows.append(row_for(e, excluded_by=why[0], detail=why[1]))
+    return tuple(rows)

@@ -1,0 +1,119 @@
+"""One body for one resolved model: the passes in order, then render.
+
+The passes (``docs/concepts.md``): output enforcement and schema projection ->
+reasoning -> token budget -> sampling -> endpoint fit -> render. Precedence when two
+wants conflict: hard limits > output enforcement > reasoning > sampling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.compiled import CompiledRequest
+from compiler.intent import Intent
+from compiler.passes.budget import apply_budget
+from compiler.passes.draft import Draft
+from compiler.passes.enforcement import apply_enforcement
+from compiler.passes.reasoning import apply_reasoning
+from compiler.passes.routing import apply_endpoints
+from compiler.passes.sampling import apply_sampling
+from compiler.report import AdjustmentReport
+from registry.resolve.capabilities import ResolvedModel
+from registry.resolve.resolver import Registry
+
+__all__ = ["Single", "compile_single"]
+
+_BODY_ORDER = ("response_format", "reasoning", "max_tokens", "max_completion_tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class Single:
+    """One compiled body and what a replay with other messages needs.
+
+    Attributes:
+        compiled: the request (no attempts, no routes).
+        instructions_text: the instruction message's text, or ``None``.
+        prompt_ceiling: the largest prompt estimate in tokens for which the same
+            body results, or ``None`` when the prompt size decided it.
+        prompt_tokens: the prompt estimate used, in tokens.
+    """
+
+    compiled: CompiledRequest
+    instructions_text: str | None
+    prompt_ceiling: int | None
+    prompt_tokens: int
+
+
+def compile_single(
+    registry: Registry,
+    intent: Intent,
+    resolved: ResolvedModel,
+    messages: Sequence[Mapping[str, Any]],
+) -> Single:
+    """Run every pass for ``resolved`` and render the body.
+
+    Raises:
+        ProjectionError: the contract cannot be projected.
+        PromptTooLongError: the prompt estimate does not fit (``limit`` names which).
+    """
+    draft = Draft(intent=intent, model=resolved, messages=[dict(m) for m in messages])
+    apply_enforcement(draft)
+    apply_reasoning(draft)
+    apply_budget(draft)
+    apply_sampling(draft)
+    apply_endpoints(draft)
+    body = _render(draft)
+    report = AdjustmentReport(
+        stage=intent.stage,
+        model=resolved.id,
+        metadata=registry.catalog.describe()
+        if not resolved.declared_only
+        else "declared in models.yaml (absent from metadata)",
+        rung=draft.rung,
+        adjustments=tuple(draft.adjustments),
+        shown_sha256=draft.shown_sha256,
+        enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
+        notes=tuple(n for n in (registry.catalog.note,) if n),
+    )
+    instructions = (
+        None if draft.instructions is None else {"role": "system", "content": draft.instructions}
+    )
+    compiled = CompiledRequest(
+        body=body,
+        report=report,
+        instructions=instructions,
+        contract=intent.contract,
+        projection=draft.projection,
+    )
+    return Single(compiled, draft.instructions, draft.prompt_ceiling, draft.prompt_tokens)
+
+
+def _render(draft: Draft) -> dict[str, Any]:
+    messages = list(draft.messages)
+    if draft.instructions is not None:
+        messages.insert(0, {"role": "system", "content": draft.instructions})
+    body: dict[str, Any] = {"model": draft.model.id, "messages": messages}
+    for key in _BODY_ORDER:
+        if key in draft.params:
+            body[key] = draft.params[key]
+    for key, value in draft.params.items():
+        body.setdefault(key, value)
+    provider = {**draft.model.provider, **draft.provider_patch}
+    relies = [k for k in body if k not in ("model", "messages")]
+    if relies and provider.get("require_parameters") is not True:
+        draft.adjust(
+            "routing.require_parameters",
+            "provider.require_parameters",
+            provider.get("require_parameters"),
+            True,
+            "the body relies on optional parameters ("
+            + ", ".join(relies)
+            + "); OpenRouter must route only to endpoints that support them all",
+            draft.model.source_of("provider.require_parameters"),
+        )
+        provider["require_parameters"] = True
+    if provider:
+        body["provider"] = provider
+    return body
