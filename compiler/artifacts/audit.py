@@ -238,7 +238,8 @@ def _row(item: Compilation, registry: Registry) -> AuditRow:
 
 
 def audit(
-    registry: Registry, *, stage: str | None = None, model: str | None = None
+    registry: Registry, *, stage: str | None = None, model: str | None = None,
+    coverage: str | None = None,
 ) -> list[AuditRow]:
     """Compile every listed stage/model pair and describe what each model receives.
 
@@ -246,6 +247,7 @@ def audit(
         registry: metadata plus declarations.
         stage: only this stage; ``None`` for all.
         model: only model ids matching this shell glob (``anthropic/*``); ``None`` for all.
+        coverage: ``full`` or ``first`` for every stage, ``None`` for each stage's own.
 
     Returns:
         One row per pair, in stages.yaml order.
@@ -254,7 +256,7 @@ def audit(
         UnknownStageError: ``stage`` is not declared.
         ContractError: a stage's contract does not import.
     """
-    items = compile_all(registry, stages=None if stage is None else [stage])
+    items = compile_all(registry, stages=None if stage is None else [stage], coverage=coverage)
     return [
         _row(item, registry)
         for item in items

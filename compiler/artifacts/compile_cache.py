@@ -79,6 +79,8 @@ class CompileCache:
         stages: Path | None,
         models: Path | None,
         metadata: str | None,
+        endpoints: Path | None = None,
+        coverage: str | None = None,
     ) -> CompileCache | None:
         """Return the slot of this invocation, or ``None`` when it is not cacheable.
 
@@ -89,6 +91,8 @@ class CompileCache:
             stages: stages.yaml in use, or ``None``.
             models: models.yaml in use, or ``None``.
             metadata: the ``--metadata`` value; only a local file is cacheable.
+            endpoints: the ``--endpoints`` file in use, or ``None``.
+            coverage: the ``--coverage`` value, or ``None`` for the stage's own.
         """
         if metadata is None or "://" in metadata:
             return None
@@ -100,7 +104,8 @@ class CompileCache:
             _FORMAT, sys.version, stage, model, messages_text,
             _stat(meta.resolve()), _package_fingerprint(),
         ]  # fmt: skip
-        for path in (stages, models):
+        material.append(coverage)
+        for path in (stages, models, endpoints):
             material.append(
                 None
                 if path is None

@@ -14,7 +14,12 @@ Shape (``format`` 1; the full JSON Schema is :func:`lock_json_schema`)::
      "metadata": {"source": ..., "fetched_at": ..., "text": ...},
      "stages": {STAGE: {MODEL: {"status": "ok" | "error", "request", "instructions",
                                 "report", "shown_sha256", "enforced_sha256",
-                                "metadata", "error"}}}}
+                                "metadata", "error", ["endpoints", "attempts",
+                                "routes"]}}}}
+
+``endpoints``, ``attempts`` and ``routes`` are present only with endpoint data: the
+endpoints ``request`` is for, the later route-plan attempts (each a complete request
+for the endpoints it names) and one row per endpoint of the model.
 
 Metadata sources are recorded by file name only (``models-2026-08-19.json``), so the
 lock does not depend on the directory it was made from.
@@ -45,6 +50,7 @@ from compiler.errors import (
     AdjustmentRefused,
     AdjustmentWarning,
     CompilerError,
+    NoEndpointError,
     ProjectionError,
     PromptTooLongError,
 )
@@ -73,6 +79,7 @@ DEFAULT_LOCK_NAME = "capc.lock.json"
 #: they depend on the model (its metadata, its dialect), not on the stage's declaration.
 RECORDED_FAILURES: tuple[type[Exception], ...] = (
     AdjustmentRefused,
+    NoEndpointError,
     PromptTooLongError,
     ProjectionError,
     UnknownModelError,
@@ -108,7 +115,9 @@ class Compilation:
         return None
 
 
-def compile_all(registry: Registry, *, stages: Sequence[str] | None = None) -> list[Compilation]:
+def compile_all(
+    registry: Registry, *, stages: Sequence[str] | None = None, coverage: str | None = None
+) -> list[Compilation]:
     """Compile each stage for each model its ``models`` list names, without messages.
 
     ``warn`` policies do not issue :class:`AdjustmentWarning` here: the adjustments are
@@ -117,6 +126,7 @@ def compile_all(registry: Registry, *, stages: Sequence[str] | None = None) -> l
     Args:
         registry: metadata plus declarations.
         stages: stage names to compile; ``None`` means every declared stage, in file order.
+        coverage: ``full`` or ``first`` for every stage, ``None`` for each stage's own.
 
     Returns:
         One :class:`Compilation` per stage and model, in stages.yaml order.
@@ -132,7 +142,8 @@ def compile_all(registry: Registry, *, stages: Sequence[str] | None = None) -> l
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", AdjustmentWarning)
                 try:
-                    compiled = compile_request(stage, model, registry=registry)
+                    compiled = compile_request(stage, model, registry=registry,
+                                               coverage=coverage)
                 except RECORDED_FAILURES as exc:
                     results.append(Compilation(stage, model, error=exc))
                     continue
@@ -193,8 +204,25 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
     if report is not None and item.model not in catalog:
         metadata.update(source=None, fetched_at=None, text=report.metadata)
     if item.compiled is not None:
-        entry["request"] = {k: v for k, v in item.compiled.body.items() if k != "messages"}
-        entry["instructions"] = item.compiled.instructions
+        compiled = item.compiled
+        entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
+        entry["instructions"] = compiled.instructions
+        if compiled.endpoints:
+            entry["endpoints"] = list(compiled.endpoints)
+        if compiled.attempts:
+            entry["attempts"] = [
+                {
+                    "endpoints": list(a.endpoints),
+                    "request": {k: v for k, v in a.body.items() if k != "messages"},
+                    "instructions": a.instructions,
+                    "report": _portable_report(a.report, catalog),
+                    "shown_sha256": a.report.shown_sha256,
+                    "enforced_sha256": a.report.enforced_sha256,
+                }
+                for a in compiled.attempts
+            ]
+        if compiled.routes:
+            entry["routes"] = [r.to_dict() for r in compiled.routes]
     else:
         error = item.error
         entry["error"] = {
@@ -206,7 +234,8 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
 
 
 def build_lock(
-    registry: Registry, compilations: Sequence[Compilation] | None = None
+    registry: Registry, compilations: Sequence[Compilation] | None = None,
+    *, coverage: str | None = None,
 ) -> dict[str, Any]:
     """Build the lock document for a registry.
 
@@ -214,6 +243,7 @@ def build_lock(
         registry: metadata plus declarations (stages.yaml lists the models per stage).
         compilations: results of :func:`compile_all` when already computed; ``None``
             compiles now.
+        coverage: as for :func:`compile_all`.
 
     Returns:
         The JSON-ready document (see the module docstring); serialise it with
@@ -222,7 +252,7 @@ def build_lock(
     Raises:
         ContractError: a stage's contract does not import.
     """
-    items = compile_all(registry) if compilations is None else compilations
+    items = compile_all(registry, coverage=coverage) if compilations is None else compilations
     stages: dict[str, dict[str, Any]] = {name: {} for name in registry.stage_names()}
     for item in items:
         stages.setdefault(item.stage, {})[item.model] = _entry(item, registry)

@@ -71,8 +71,9 @@ class LockReport(_Strict):
     """The model id."""
     metadata: str
     """The metadata source and its date, as one line."""
-    rung: Literal["schema", "json", "prompt", "none"]
-    """Output enforcement reached (``none``: the stage has no contract)."""
+    rung: Literal["schema", "tool", "json", "prompt", "none"]
+    """Output enforcement reached (``tool``: the reply is the forced call's arguments;
+    ``none``: the stage has no contract)."""
     shown_sha256: _SHA256 | None
     """SHA-256 of the schema shown to the model."""
     enforced_sha256: _SHA256 | None
@@ -116,6 +117,48 @@ class LockFailure(_Strict):
     """Adjustment kinds the stage's policy refused (``AdjustmentRefused`` only)."""
 
 
+class LockAttempt(_Strict):
+    """A later route-plan attempt: a complete request for the endpoints it names."""
+
+    endpoints: list[str]
+    """Routing slugs of the endpoints this attempt is for (also in its ``provider.only``)."""
+    request: dict[str, Any]
+    """The chat-completions body without ``messages``."""
+    instructions: LockMessage | None
+    """The message to put before the caller's messages, or ``null`` without a contract."""
+    report: LockReport
+    """The attempt's adjustment report (``route.attempt_differs`` says why it differs)."""
+    shown_sha256: _SHA256 | None
+    """SHA-256 of the schema shown to the model."""
+    enforced_sha256: _SHA256 | None
+    """SHA-256 of the schema the provider enforces."""
+
+
+class LockRoute(_Strict):
+    """One endpoint of the model: the attempt that serves it, or why none does."""
+
+    endpoint: str
+    """Its routing slug."""
+    provider_name: str | None
+    """Its display name."""
+    attempt: int | None
+    """0-based index into ``[request, *attempts]``, or ``null`` when excluded."""
+    excluded_by: str | None
+    """Why it is excluded (docs/adjustments.md, "Exclusion reasons"), or ``null``."""
+    detail: str
+    """The figures behind it."""
+    rung: Literal["schema", "tool", "json", "prompt", "none"] | None
+    """Its attempt's rung."""
+    max_tokens: int | None
+    """Its attempt's length limit in tokens."""
+    status: int | None
+    """Its published ``status`` (``0`` operational)."""
+    assumed_parameters: bool
+    """It publishes no ``supported_parameters``; the model's were assumed."""
+    merged: int
+    """How many published endpoints share its tag."""
+
+
 class LockEntry(_Strict):
     """One stage compiled for one model."""
 
@@ -135,6 +178,13 @@ class LockEntry(_Strict):
     """The metadata this pair was compiled from."""
     error: LockFailure | None
     """The failure, when ``status`` is ``error``."""
+    endpoints: list[str] | None = None
+    """Routing slugs of the endpoints ``request`` is for; absent without endpoint data."""
+    attempts: list[LockAttempt] | None = None
+    """Later route-plan attempts, strongest first; absent when ``request`` covers every
+    endpoint that can serve the model."""
+    routes: list[LockRoute] | None = None
+    """One row per endpoint of the model; absent without endpoint data."""
 
 
 class LockGenerator(_Strict):

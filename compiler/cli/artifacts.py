@@ -20,6 +20,7 @@ from compiler.cli.common import (
     CliError,
     Handler,
     add_common_options,
+    add_route_options,
     load_registry,
 )
 
@@ -52,6 +53,7 @@ def register(sub: Any) -> dict[str, Handler]:
         "--schema", action="store_true", help="print the JSON Schema of the lock format"
     )
     add_common_options(lock)
+    add_route_options(lock)
 
     audit = sub.add_parser(
         "audit",
@@ -63,6 +65,7 @@ def register(sub: Any) -> dict[str, Handler]:
     audit.add_argument("--stage", metavar="S", help="only this stage")
     audit.add_argument("--model", metavar="GLOB", help="only model ids matching this glob")
     add_common_options(audit)
+    add_route_options(audit)
 
     diff = sub.add_parser(
         "diff",
@@ -98,7 +101,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         if args.output
         else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
     )
-    items = compile_all(registry)
+    items = compile_all(registry, coverage=args.coverage)
     document = build_lock(registry, items)
     text = dump_lock(document)
     failed = [
@@ -175,7 +178,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from compiler.artifacts.audit import audit, audit_to_json, render_audit
 
     registry = load_registry(args)
-    rows = audit(registry, stage=args.stage, model=args.model)
+    rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
     print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
     return EXIT_OK
 

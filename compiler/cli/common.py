@@ -25,6 +25,7 @@ __all__ = [
     "CliError",
     "Handler",
     "add_common_options",
+    "add_route_options",
     "default_path",
     "load_registry",
     "notes_printed_here",
@@ -62,6 +63,24 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def add_route_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--endpoints FILE`` and ``--coverage {full,first}`` to a compiling subcommand."""
+    parser.add_argument(
+        "--endpoints",
+        metavar="FILE",
+        help="/endpoints data: one GET /models/MODEL/endpoints response or a bundle of "
+        "them; default: the bundled seed's with the seed, the cache or a fetch with live "
+        "metadata, none with a --metadata file (so a compile is reproducible offline)",
+    )
+    parser.add_argument(
+        "--coverage",
+        choices=("full", "first"),
+        help="full: one attempt per group of endpoints, covering every endpoint that can "
+        "serve the model; first: one body from the model-level figures (default: each "
+        "stage's coverage, else full)",
+    )
+
+
 #: A subcommand handler: takes the parsed arguments, returns the exit code.
 Handler = Callable[[argparse.Namespace], int]
 
@@ -87,10 +106,12 @@ def load_registry(args: argparse.Namespace) -> Any:
     """Load the registry named by the common options (see :func:`add_common_options`)."""
     from registry.resolve.resolver import Registry
 
+    endpoints = getattr(args, "endpoints", None)
     return Registry.load(
         metadata=args.metadata,
         models=default_path(args.models, "models.yaml"),
         stages=default_path(args.stages, "stages.yaml"),
+        endpoints=None if endpoints is None else default_path(endpoints, "endpoints"),
     )
 
 

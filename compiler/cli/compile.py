@@ -1,8 +1,10 @@
 """``capc compile`` and ``capc explain``: one stage for one model, the request and its report.
 
-``compile`` prints the request body, then the adjustment report (``--json``: one object
-with both); a compile from a local metadata file is kept in the compile cache
-(:mod:`compiler.artifacts.compile_cache`). ``explain`` prints only the report.
+``compile`` prints the request body, then the adjustment report, then any later
+route-plan attempts and the route table (``--json``: one object with all of them); a
+compile from a local metadata file is kept in the compile cache
+(:mod:`compiler.artifacts.compile_cache`). ``explain`` prints only the reports and
+the route table.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from compiler.cli.common import (
     CliError,
     Handler,
     add_common_options,
+    add_route_options,
     default_path,
     load_registry,
 )
+from compiler.cli.routes import attempts_payload, attempts_text
 
 __all__ = ["register"]
 
@@ -46,6 +50,7 @@ def register(sub: Any) -> dict[str, Handler]:
         help="compile afresh: neither read nor write the compile cache (docs/performance.md)",
     )
     add_common_options(comp)
+    add_route_options(comp)
     explain = sub.add_parser(
         "explain",
         help="print the adjustment report of STAGE for MODEL as a readable table",
@@ -56,6 +61,7 @@ def register(sub: Any) -> dict[str, Handler]:
     explain.add_argument("model", metavar="MODEL")
     explain.add_argument("--messages", metavar="FILE|-", help="as for capc compile")
     add_common_options(explain)
+    add_route_options(explain)
     return {"compile": _cmd_compile, "explain": _cmd_explain}
 
 
@@ -89,13 +95,14 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     text_in, messages = _read_messages(args.messages)
     stages = default_path(args.stages, "stages.yaml")
     models = default_path(args.models, "models.yaml")
+    endpoints = None if args.endpoints is None else default_path(args.endpoints, "endpoints")
     slot = None
     if not args.no_cache:
         from compiler.artifacts.compile_cache import CompileCache
 
         slot = CompileCache.for_invocation(
             stage=args.stage, model=args.model, messages_text=text_in, stages=stages,
-            models=models, metadata=args.metadata,
+            models=models, metadata=args.metadata, endpoints=endpoints, coverage=args.coverage,
         )  # fmt: skip
         hit = None if slot is None else slot.get()
         if hit is not None:
@@ -105,15 +112,19 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from compiler.request import compile_request
     from registry.resolve.resolver import Registry
 
-    registry = Registry.load(metadata=args.metadata, models=models, stages=stages)
-    compiled = compile_request(args.stage, args.model, messages, registry=registry)
+    registry = Registry.load(metadata=args.metadata, models=models, stages=stages,
+                             endpoints=endpoints)
+    compiled = compile_request(args.stage, args.model, messages, registry=registry,
+                               coverage=args.coverage)
     report = compiled.report
     payload = {
         "request": compiled.body,
         "adjustments": [a.to_dict() for a in report.adjustments],
         "report": report.to_dict(),
+        **attempts_payload(compiled),
     }
     text = json.dumps(compiled.body, indent=2, ensure_ascii=False) + "\n\n" + report.to_text()
+    text += attempts_text(compiled, bodies=True)
     _print_compiled(args, payload, text)
     decl = registry.stage(args.stage)
     if slot is not None and not decl.policy:
@@ -126,11 +137,14 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
     _, messages = _read_messages(args.messages)
     registry = load_registry(args)
-    report = compile_request(args.stage, args.model, messages, registry=registry).report
+    compiled = compile_request(args.stage, args.model, messages, registry=registry,
+                               coverage=args.coverage)
+    report = compiled.report
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps({**report.to_dict(), **attempts_payload(compiled)}, indent=2,
+                         ensure_ascii=False))
     else:
-        print(report.to_text())
+        print(report.to_text() + attempts_text(compiled, bodies=False))
     return EXIT_OK
 
 

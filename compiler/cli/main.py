@@ -14,14 +14,14 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from compiler.cli import artifacts, declarations, metadata, refresh
+from compiler.cli import artifacts, declarations, metadata, refresh, routes
 from compiler.cli import compile as compile_commands
 from compiler.cli.common import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INPUT, CliError, Handler
 
 __all__ = ["main", "run"]
 
 #: The command groups, in the order ``capc --help`` lists them.
-_COMMAND_MODULES = (compile_commands, declarations, artifacts, refresh, metadata)
+_COMMAND_MODULES = (compile_commands, routes, declarations, artifacts, refresh, metadata)
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
