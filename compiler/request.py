@@ -21,7 +21,7 @@ from compiler.kinds import policy_key_problem
 from compiler.passes.budget import prompt_tokens
 from compiler.policy import check_refused, warn_for
 from compiler.routes.plan import compile_plan
-from compiler.routes.simulate import single_routes
+from compiler.routes.simulate import model_price_problem, single_routes
 from compiler.routes.single import Single, compile_single
 from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
@@ -119,6 +119,11 @@ def compile_request(
         plan = compile_plan(registry, intent, base, caps, stage_name, messages)
         compiled, singles, replayable = plan.compiled, plan.singles, plan.replayable
     else:
+        problem = model_price_problem(base)
+        if problem is not None:
+            raise NoEndpointError(
+                f"provider.max_price rules out {model}: {problem}; OpenRouter would answer "
+                "404 (raise max_price or choose a cheaper model)", model=model, routes=())
         single = compile_single(registry, intent, base, messages)
         if coverage == "full":
             note = (f"no endpoint data for {model}: the model-level figures were used, "
@@ -128,7 +133,7 @@ def compile_request(
                 single.compiled, report=replace(report, notes=(*report.notes, note))))
         check_refused(intent, single.compiled.report)
         if base.endpoints:
-            single = _with_routes(single, registry.endpoint_caps(model))
+            single = _with_routes(single, registry.endpoint_caps(model), base.provider)
         compiled, singles, replayable = single.compiled, (single,), True
     for attempt in compiled.plan:
         warn_for(intent, attempt.report)
@@ -141,14 +146,16 @@ def compile_request(
     return compiled
 
 
-def _with_routes(single: Single, caps: tuple[EndpointCaps, ...]) -> Single:
+def _with_routes(
+    single: Single, caps: tuple[EndpointCaps, ...], stage_provider: Mapping[str, Any]
+) -> Single:
     """Attach the route table of a single body; refuse a body no endpoint can take.
 
     Raises:
         NoEndpointError: every endpoint is excluded.
     """
     compiled = single.compiled
-    rows = single_routes(compiled.report.model, caps, compiled)
+    rows = single_routes(compiled.report.model, caps, compiled, stage_provider)
     if not any(r.attempt == 0 for r in rows):
         table = "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
         raise NoEndpointError(

@@ -199,8 +199,11 @@ def compile_plan(
     allowed, excluded = route_filter(base.id, caps, provider)
     exclusions: list[Exclusion] = list(excluded)
     notes: list[Adjustment] = _data_notes(base.id, allowed)
+    pinned = is_pin(provider)
     operational = [e for e in allowed if not e.degraded]
-    if operational and len(operational) < len(allowed):
+    if pinned:
+        pass  # the caller's slug reaches every matched endpoint: all of them must serve
+    elif operational and len(operational) < len(allowed):
         exclusions += [Exclusion(e, "status", f"status {e.status}") for e in allowed
                        if e.degraded]
         allowed = tuple(operational)
@@ -211,7 +214,7 @@ def compile_plan(
             _evidence(base.id, allowed)))
     groups: list[tuple[Single, list[EndpointCaps]]] = []
     errors: list[Exception] = []
-    candidates = [tuple(allowed)] if is_pin(provider) and allowed else [(e,) for e in allowed]
+    candidates = [tuple(allowed)] if pinned and allowed else [(e,) for e in allowed]
     for members in candidates:
         try:
             single = _checked(registry, intent, base.id, stage, members, messages)
@@ -236,11 +239,10 @@ def compile_plan(
     rows_out = [row_for(x.endpoint, excluded_by=x.reason, detail=x.detail) for x in exclusions]
     if not groups:
         raise _refuse(base.id, rows_out, errors)
-    if not is_pin(provider):
+    if not pinned:
         groups = [(_regrouped(registry, intent, base.id, stage, s, g, messages), g)
                   for s, g in groups]
     groups.sort(key=lambda item: _strength(item[0], item[1]))
-    pinned = is_pin(provider)
     whole = len(groups) == 1 and not exclusions
     singles: list[Single] = []
     for index, (single, group) in enumerate(groups):

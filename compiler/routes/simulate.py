@@ -14,10 +14,10 @@ from typing import Any
 from compiler.compiled import CompiledRequest
 from compiler.passes.routing import needed_parameters
 from compiler.routes.table import RouteRow, row_for
-from registry.resolve.capabilities import EndpointCaps
-from registry.resolve.routing import route_filter
+from registry.resolve.capabilities import EndpointCaps, ResolvedModel
+from registry.resolve.routing import over_price, route_filter
 
-__all__ = ["single_routes"]
+__all__ = ["model_price_problem", "single_routes"]
 
 
 def _params(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,24 +41,49 @@ def _why_not(endpoint: EndpointCaps, body: Mapping[str, Any]) -> tuple[str, str]
 
 
 def single_routes(
-    model_id: str, caps: tuple[EndpointCaps, ...], compiled: CompiledRequest
+    model_id: str,
+    caps: tuple[EndpointCaps, ...],
+    compiled: CompiledRequest,
+    stage_provider: Mapping[str, Any],
 ) -> tuple[RouteRow, ...]:
     """Return one row per endpoint of ``caps`` for the single body of ``compiled``.
+
+    Args:
+        model_id: the model, for messages.
+        caps: every endpoint of the model.
+        compiled: the single body.
+        stage_provider: the stage's own ``provider`` routing (the body's may be
+            narrowed further by the compiler, ``routing.restricted``).
 
     Raises:
         RoutingError: a routing slug matches no endpoint.
     """
-    provider = compiled.body.get("provider") or {}
-    allowed, excluded = route_filter(model_id, caps, provider)
-    reasons = {id(x.endpoint): (x.reason, x.detail) for x in excluded}
+    _, by_stage = route_filter(model_id, caps, stage_provider)
+    reasons = {id(x.endpoint): (x.reason, x.detail) for x in by_stage}
+    reached, _ = route_filter(model_id, caps, compiled.body.get("provider") or {})
+    reach = {id(e) for e in reached}
+    length = compiled.body.get("max_tokens", compiled.body.get("max_completion_tokens"))
     rows = []
     for e in caps:
-        why = reasons.get(id(e)) or (None if id(e) not in {id(a) for a in allowed}
-                                     else _why_not(e, compiled.body))
+        why = reasons.get(id(e)) or _why_not(e, compiled.body)
+        if why is None and id(e) not in reach:
+            why = ("allowed_providers", "the compiler narrowed provider.only")
         if why is None:
-            length = compiled.body.get("max_tokens", compiled.body.get("max_completion_tokens"))
             rows.append(row_for(e, attempt=0, rung=compiled.rung, detail="attempt 1",
                                 max_tokens=length if isinstance(length, int) else None))
         else:
             rows.append(row_for(e, excluded_by=why[0], detail=why[1]))
     return tuple(rows)
+
+
+def model_price_problem(model: ResolvedModel) -> str | None:
+    """Without endpoint data: why the model-level prices break ``provider.max_price``
+    (OpenRouter would answer 404), or ``None``."""
+    max_price = model.provider.get("max_price")
+    if not max_price:
+        return None
+    prices = tuple((k, v) for k, v in (("prompt", model.prompt_price),
+                                       ("completion", model.completion_price)) if v is not None)
+    stand_in = EndpointCaps(tag=None, provider_name=None,
+                            supported_parameters=model.supported_parameters, pricing=prices)
+    return over_price(stand_in, max_price)

@@ -25,8 +25,8 @@ from typing import Any
 from registry.errors import RoutingError, closest
 from registry.resolve.capabilities import EndpointCaps
 
-__all__ = ["EXCLUSION_REASONS", "Exclusion", "allowed_endpoints", "is_pin", "restricts",
-           "route_filter"]
+__all__ = ["EXCLUSION_REASONS", "Exclusion", "allowed_endpoints", "is_pin", "over_price",
+           "restricts", "route_filter"]
 
 
 def restricts(provider: Mapping[str, Any]) -> bool:
@@ -122,7 +122,9 @@ def is_pin(provider: Mapping[str, Any]) -> bool:
 _MILLION = Decimal(1_000_000)
 
 
-def _over_price(endpoint: EndpointCaps, max_price: Mapping[str, Any]) -> str | None:
+def over_price(endpoint: EndpointCaps, max_price: Mapping[str, Any]) -> str | None:
+    """Return which price of ``endpoint`` is above ``max_price`` (USD per million tokens
+    for ``prompt``/``completion``, as is for ``request``/``image``), or ``None``."""
     for key, limit in max_price.items():
         price = endpoint.price(key)
         if price is None or not isinstance(limit, (int, float)):
@@ -168,7 +170,7 @@ def route_filter(
         elif quantizations and e.quantization not in quantizations:
             excluded.append(Exclusion(e, "quantization",
                                       f"{e.quantization} not in {sorted(quantizations)}"))
-        elif (over := _over_price(e, max_price)) is not None:
+        elif (over := over_price(e, max_price)) is not None:
             excluded.append(Exclusion(e, "max_price", over))
         else:
             allowed.append(e)

@@ -1,0 +1,311 @@
+"""Route plans, table-driven: each exclusion reason, each repair of endpoint data, the pin,
+the single-body (``coverage: first``) fidelity, and ``capc routes``.
+
+Every scenario is one published model with hand-written ``/endpoints`` data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from compiler import Intent, NoEndpointError, OutputContract, compile_request
+from compiler.cli.main import main
+from registry.declarations.files import load_models_file
+from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import EndpointList, ModelInfo
+from registry.resolve.resolver import Registry
+from registry.resolve.routing import EXCLUSION_REASONS
+from tests.conftest import ROOT
+
+MODEL = "acme/model-1"
+ALL = ["max_tokens", "temperature", "top_p", "top_k", "seed", "stop", "reasoning",
+       "include_reasoning", "response_format", "structured_outputs", "tools", "tool_choice"]
+NO_STRICT = [p for p in ALL if p != "structured_outputs"]
+FIXTURE = ROOT / "tests" / "fixtures" / "fidelity"
+
+
+class Item(BaseModel):
+    """A small contract."""
+
+    label: str
+
+
+def scenario(
+    tmp_path: Path,
+    endpoints: list[dict[str, Any]] | None,
+    *,
+    models_yaml: str = "models: {}\n",
+    published: dict[str, Any] | None = None,
+    **intent: Any,
+) -> tuple[Registry, Intent]:
+    """A one-model registry with the given endpoints, and an intent."""
+    data = {"id": MODEL, "context_length": 100000, "supported_parameters": ALL,
+            "top_provider": {"max_completion_tokens": 8000},
+            "pricing": {"prompt": "0.000001", "completion": "0.000002"}, **(published or {})}
+    catalog = Catalog(models={MODEL: ModelInfo.model_validate(data)}, source="plans.json",
+                      fetched_at="2026-05-18", origin="file")
+    (tmp_path / "models.yaml").write_text(models_yaml)
+    lists = {} if endpoints is None else {
+        MODEL: EndpointList.model_validate({"id": MODEL, "endpoints": endpoints})}
+    registry = Registry(catalog=catalog, models_file=load_models_file(tmp_path / "models.yaml"),
+                        endpoint_lists=lists)
+    contract = intent.pop("contract", None)
+    intent.setdefault("output_tokens", 500)
+    return registry, Intent(stage="t", contract=None if contract is None
+                            else OutputContract.from_type(contract), **intent)
+
+
+def ep(tag: str | None, params: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    """One endpoint record in OpenRouter's shape."""
+    record: dict[str, Any] = {"provider_name": (tag or "Acme").split("/")[0].title(),
+                              "supported_parameters": ALL if params is None else params,
+                              "status": 0, **extra}
+    if tag is not None:
+        record["tag"] = tag
+    return record
+
+
+#: reason -> (endpoints, intent keywords); endpoint "x" must be excluded for the reason.
+EXCLUSIONS: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
+    "allowed_providers": ([ep("a"), ep("b"), ep("x")], {"provider": {"only": ["a", "b"]}}),
+    "ignored_providers": ([ep("a"), ep("x")], {"provider": {"ignore": ["x"]}}),
+    "quantization": ([ep("a", quantization="fp8"), ep("x", quantization="bf16")],
+                     {"provider": {"quantizations": ["fp8"]}}),
+    "max_price": ([ep("a", pricing={"prompt": "0.0000005", "completion": "0.000001"}),
+                   ep("x", pricing={"prompt": "0.000002", "completion": "0.000001"})],
+                  {"provider": {"max_price": {"prompt": 1}}}),
+    "status": ([ep("a"), ep("x", status=-2)], {}),
+    "context_length": ([ep("a"), ep("x", context_length=4000)],
+                       {"estimated_prompt_tokens": 5000}),
+    "max_prompt_tokens": ([ep("a"), ep("x", max_prompt_tokens=1000)],
+                          {"estimated_prompt_tokens": 5000}),
+    "policy": ([ep("a"), ep("x", NO_STRICT)],
+               {"contract": Item, "policy": {"output.downgraded": "refuse"}}),
+    "require_parameters": ([ep("a"), ep("x", [p for p in ALL if p != "top_k"])],
+                           {"sampling": (("top_k", 40),), "coverage": "first"}),
+    "structured_outputs": ([ep("a"), ep("x", NO_STRICT)],
+                           {"contract": Item, "coverage": "first"}),
+    "tool_choice": ([ep("a", NO_STRICT, supports_tool_choice={"function": True}),
+                     ep("x", NO_STRICT, supports_tool_choice={"function": False})],
+                    {"contract": Item, "coverage": "first",
+                     "published": {"supported_parameters": NO_STRICT}}),
+    "max_completion_tokens": ([ep("a"), ep("x", max_completion_tokens=100)],
+                              {"coverage": "first"}),
+}
+
+
+def test_every_exclusion_reason_has_a_row() -> None:
+    """The table covers exactly the documented vocabulary."""
+    assert set(EXCLUSIONS) == set(EXCLUSION_REASONS)
+
+
+@pytest.mark.parametrize("reason", sorted(EXCLUSIONS))
+def test_exclusion_reason(reason: str, tmp_path: Path) -> None:
+    """Endpoint x is excluded with the reason; every other endpoint is in an attempt."""
+    endpoints, keywords = EXCLUSIONS[reason]
+    registry, intent = scenario(tmp_path, endpoints, **keywords)
+    req = compile_request(intent, MODEL, registry=registry)
+    rows = {r.endpoint: r for r in req.routes}
+    assert rows["x"].excluded_by == reason and rows["x"].attempt is None
+    assert rows["x"].detail
+    assert all(r.attempt is not None for name, r in rows.items() if name != "x")
+    for attempt in req.plan:
+        assert "x" not in (attempt.body.get("provider") or {}).get("only", ())
+
+
+def test_full_coverage_gives_the_weaker_endpoint_its_own_attempt(tmp_path: Path) -> None:
+    """Strict json_schema where accepted; the endpoint without structured outputs gets
+    the strongest form it accepts, in a second attempt that says why."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", NO_STRICT)], contract=Item)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.rung == "schema" and req.endpoints == ("a",)
+    assert req.body["provider"] == {"require_parameters": True, "only": ["a"],
+                                    "allow_fallbacks": False}
+    [second] = req.attempts
+    assert second.endpoints == ("b",) and second.rung == "tool"
+    assert second.body["provider"]["only"] == ["b"]
+    [why] = second.report.by_kind("route.attempt_differs")
+    assert why.requested == "schema" and why.applied == "tool"
+    assert [r.attempt for r in req.routes] == [0, 1]
+
+
+def test_one_attempt_for_identical_endpoints_keeps_the_stage_routing(tmp_path: Path) -> None:
+    """When every endpoint takes the same body, the body is the plain one (no provider.only)."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b")], contract=Item)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert not req.attempts and req.endpoints == ("a", "b")
+    assert req.body["provider"] == {"require_parameters": True}
+    assert not req.report.by_kind("route.attempt")
+
+
+def test_max_tokens_fits_each_endpoint(tmp_path: Path) -> None:
+    """An endpoint that returns fewer tokens gets its own, smaller, attempt."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", max_completion_tokens=300)])
+    req = compile_request(intent, MODEL, registry=registry)
+    by_endpoint = {a.endpoints: a.body["max_tokens"] for a in req.plan}
+    assert by_endpoint == {("a",): 500, ("b",): 300}
+
+
+def test_a_base_slug_attempt_ignores_the_tiers_it_would_also_select(tmp_path: Path) -> None:
+    """``only: [deepinfra]`` also selects ``deepinfra/turbo``: it is ignored in that attempt."""
+    registry, intent = scenario(tmp_path, [ep("deepinfra"), ep("deepinfra/turbo", NO_STRICT)],
+                                contract=Item)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.body["provider"]["only"] == ["deepinfra"]
+    assert req.body["provider"]["ignore"] == ["deepinfra/turbo"]
+    assert req.attempts[0].body["provider"]["only"] == ["deepinfra/turbo"]
+
+
+def test_a_pin_to_a_base_slug_keeps_it_and_plans_with_the_intersection(tmp_path: Path) -> None:
+    """A pin keeps the caller's slug; the capabilities are what all matched endpoints take."""
+    registry, intent = scenario(
+        tmp_path, [ep("deepinfra/fp8"), ep("deepinfra/turbo", NO_STRICT), ep("other")],
+        contract=Item, provider={"only": ["deepinfra"], "allow_fallbacks": False})
+    req = compile_request(intent, MODEL, registry=registry)
+    assert not req.attempts
+    assert req.body["provider"]["only"] == ["deepinfra"]
+    assert req.rung == "tool"  # deepinfra/turbo cannot take strict json_schema
+    rows = {r.endpoint: r for r in req.routes}
+    assert rows["other"].excluded_by == "allowed_providers"
+
+
+def test_duplicate_tags_are_one_ambiguous_endpoint(tmp_path: Path) -> None:
+    """Two endpoints with one tag: one row, the intersection, reported."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("a", NO_STRICT)], contract=Item)
+    req = compile_request(intent, MODEL, registry=registry)
+    [row] = req.routes
+    assert row.merged == 2 and row.rung == "tool"
+    assert req.report.by_kind("route.tag_ambiguous")
+
+
+def test_tagless_data_derives_slugs_and_reports_writing_them(tmp_path: Path) -> None:
+    """Without ``tag`` the slug is derived from the name, accepted, and reported when sent."""
+    endpoints = [ep(None, provider_name="Google AI Studio"),
+                 ep(None, NO_STRICT, provider_name="Google Vertex")]
+    registry, intent = scenario(tmp_path, endpoints, contract=Item)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.body["provider"]["only"] == ["google-ai-studio"]
+    assert req.report.by_kind("route.slug_derived")
+    for slug in ("google-vertex", "Google Vertex"):
+        pinned = Intent(stage="t", contract=intent.contract, output_tokens=500,
+                        provider={"only": [slug], "allow_fallbacks": False})
+        single = compile_request(pinned, MODEL, registry=registry)
+        assert single.body["provider"]["only"] == [slug] and single.rung == "tool"
+
+
+def test_missing_supported_parameters_inherit_the_models_list(tmp_path: Path) -> None:
+    """An endpoint that publishes no list is not "supports nothing"."""
+    registry, intent = scenario(tmp_path, [{"tag": "a"}], contract=Item,
+                                sampling=(("temperature", 0.2),))
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.rung == "schema" and req.body["temperature"] == 0.2
+    assert req.routes[0].assumed_parameters
+    assert req.report.by_kind("route.parameters_assumed")
+
+
+def test_every_endpoint_degraded_keeps_them(tmp_path: Path) -> None:
+    """Excluding every degraded endpoint would leave none: they are kept, reported."""
+    registry, intent = scenario(tmp_path, [ep("a", status=-5), ep("b", status=-2)])
+    req = compile_request(intent, MODEL, registry=registry)
+    assert {r.attempt for r in req.routes} == {0}
+    assert req.report.by_kind("route.degraded_kept")
+
+
+@pytest.mark.parametrize("with_endpoints", [True, False])
+def test_a_body_max_price_rules_out_is_refused(tmp_path: Path, with_endpoints: bool) -> None:
+    """OpenRouter would answer 404: the compile is refused, naming the price (per million)."""
+    endpoints = [ep("a", pricing={"prompt": "0.000003", "completion": "0.000002"})]
+    registry, intent = scenario(tmp_path, endpoints if with_endpoints else None,
+                                provider={"max_price": {"prompt": 2}},
+                                published={"pricing": {"prompt": "0.000003",
+                                                       "completion": "0.000002"}})
+    with pytest.raises(NoEndpointError, match="max_price") as caught:
+        compile_request(intent, MODEL, registry=registry)
+    if with_endpoints:
+        assert [r.excluded_by for r in caught.value.routes] == ["max_price"]
+        assert "3 USD per million tokens" in caught.value.routes[0].detail
+
+
+def test_an_override_below_a_published_limit_is_a_clamp_naming_both(tmp_path: Path) -> None:
+    """models.yaml lowers 4000 to 300: the body uses 300, the report names both figures."""
+    yaml = "models:\n  acme/*:\n    limits: {max_completion_tokens: 300}\n"
+    registry, intent = scenario(tmp_path, [ep("a", max_completion_tokens=4000)],
+                                models_yaml=yaml)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.body["max_tokens"] == 300
+    [lowered] = req.report.by_kind("limits.lowered")
+    assert (lowered.requested, lowered.applied) == (4000, 300)
+    assert "4000" in lowered.reason and "300" in lowered.reason
+
+
+def test_an_override_above_a_published_limit_is_capped(tmp_path: Path) -> None:
+    """An endpoint cannot return more than it publishes, whatever models.yaml says."""
+    yaml = "models:\n  acme/*:\n    limits: {max_completion_tokens: 9000}\n"
+    registry, intent = scenario(tmp_path, [ep("a", max_completion_tokens=400)],
+                                models_yaml=yaml)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.body["max_tokens"] == 400
+    [capped] = req.report.by_kind("limits.capped")
+    assert (capped.requested, capped.applied) == (9000, 400)
+
+
+def test_no_endpoint_data_says_so_once(tmp_path: Path) -> None:
+    """Model-level figures, one note; coverage first adds no note (earlier behaviour)."""
+    registry, intent = scenario(tmp_path, None)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert [n for n in req.report.notes if "no endpoint data" in n] != []
+    assert not req.routes and not req.attempts
+    first = compile_request(intent, MODEL, registry=registry, coverage="first")
+    assert not [n for n in first.report.notes if "no endpoint data" in n]
+
+
+def test_a_replayed_plan_carries_the_new_messages_in_every_attempt(tmp_path: Path) -> None:
+    """The memo replays every attempt with the caller's new messages."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", NO_STRICT)], contract=Item)
+    compile_request(intent, MODEL, [{"role": "user", "content": "one"}], registry=registry)
+    again = compile_request(intent, MODEL, [{"role": "user", "content": "two"}],
+                            registry=registry)
+    for attempt in again.plan:
+        assert attempt.body["messages"][-1] == {"role": "user", "content": "two"}
+
+
+def test_coverage_first_reproduces_the_lock_made_before_route_plans(tmp_path: Path) -> None:
+    """Byte for byte: the fixture is the lock of the example stages made at commit 7db782c."""
+    out = tmp_path / "capc.lock.json"
+    out.write_bytes((FIXTURE / "capc.lock.json").read_bytes())
+    args = ["lock", "--check", "--coverage", "first", "--output", str(out),
+            "--stages", str(FIXTURE / "stages.yaml"), "--models", str(FIXTURE / "models.yaml")]
+    assert main(args) == 0
+
+
+def test_capc_routes_prints_one_line_per_endpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``capc routes`` with an endpoints file: every endpoint, its attempt or reason."""
+    bundle = {"fetched_at": "2026-05-18", "note": "test", "endpoints": {
+        "openai/gpt-4o-mini": {"data": {"id": "openai/gpt-4o-mini", "endpoints": [
+            ep("openai", ["max_tokens", "response_format", "structured_outputs",
+                          "temperature"]),
+            ep("azure", ["max_tokens", "response_format", "temperature"]),
+            ep("other", ["max_tokens"], status=-2)]}}}}
+    path = tmp_path / "endpoints.json"
+    path.write_text(json.dumps(bundle))
+    stages = str(ROOT / "stages.yaml")
+    assert main(["routes", "extract_invoice", "openai/gpt-4o-mini", "--endpoints", str(path),
+                 "--stages", stages]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:4] == ["endpoint", "attempt", "rung", "max_tokens"]
+    cells = {line.split()[0]: line.split() for line in lines[1:]}
+    assert cells["openai"][1:3] == ["1", "schema"]
+    assert cells["azure"][1:3] == ["2", "json"]
+    assert cells["other"][1] == "-" and "status:" in cells["other"]
+    assert main(["routes", "extract_invoice", "openai/gpt-4o-mini", "--endpoints", str(path),
+                 "--stages", stages, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert [r["attempt"] for r in payload["routes"]] == [0, 1, None]
+    assert payload["attempts"][0]["endpoints"] == ["azure"]
