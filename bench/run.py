@@ -213,6 +213,30 @@ def in_process(snapshot: Path, rounds: int) -> None:
                     count += 1
         print(f"7. pinned-endpoint sweep, {count} compilations: "
               f"{(time.perf_counter() - start) * 1e3:.0f} ms (one run)")
+        start = time.perf_counter()
+        reg = Registry.load(metadata=SHARED / "models-2026-05-18.json", endpoints=endpoints,
+                            models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+        plans = attempts = 0
+        for name in reg.stage_names():
+            base = Intent.from_stage(name, reg.stage(name), base_dir=reg.stage_dir())
+            for model_id in reg.catalog.ids():
+                try:
+                    plan = compile_request(base, model_id, MESSAGES, registry=reg)
+                except CompilerError:
+                    continue
+                plans += 1
+                attempts += len(plan.plan)
+        print(f"7. route-plan sweep, {plans} plans ({attempts} attempts), every model x "
+              f"stage unpinned: {(time.perf_counter() - start) * 1e3:.0f} ms (one run)")
+        for model_id in ("openai/gpt-4o-mini", "meta-llama/llama-3.3-70b-instruct"):
+            listed = reg.endpoints(model_id)
+            count = 0 if listed is None else len(listed.endpoints)
+            varied = itertools.cycle(VARIED)
+            samples = per_call(lambda m=model_id, v=varied: compile_request(
+                "extract_invoice", m, next(v), registry=reg), rounds)
+            first = compile_request("extract_invoice", model_id, MESSAGES, registry=reg)
+            print(f"2. compile_request, route plan of {len(first.plan)} attempt(s) over "
+                  f"{count} endpoints ({model_id}) {stats(samples)}")
     else:
         print(f"7. pinned-endpoint sweep skipped: {endpoints} is absent")
     litellm_comparison(rounds, registry)

@@ -37,3 +37,13 @@ def test_exclusion_reasons_are_documented() -> None:
     section = page.split("## Exclusion reasons", 1)[1].split("\n## ", 1)[0]
     rows = set(re.findall(r"^\| `([a-z_:]+)` \|", section, re.MULTILINE))
     assert rows == set(EXCLUSION_REASONS)
+
+
+def test_concepts_explain_route_plans_with_a_picture() -> None:
+    """docs/concepts.md has a "Route plans" section with a diagram and the API names."""
+    page = (ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")
+    section = page.split("## Route plans", 1)[1].split("\n## ", 1)[0]
+    assert "```" in section and "attempt 1" in section and "attempt 2" in section
+    for name in ("CompiledRequest.attempts", "CompiledRequest.routes", "excluded_by",
+                 "coverage: first", "--endpoints", "NoEndpointError"):
+        assert name in section, name
