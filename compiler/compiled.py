@@ -97,12 +97,13 @@ class CompiledRequest:
     @property
     def enforced_schema(self) -> Mapping[str, Any] | None:
         """The schema the provider enforces: ``response_format.json_schema.schema`` at rung
-        ``schema``, the forced tool's ``parameters`` at rung ``tool``, else ``None``."""
+        ``schema``, the forced tool's ``parameters`` at rung ``tool`` when the call is
+        ``strict`` (the endpoints list ``structured_outputs``), else ``None``."""
         fmt = self.body.get("response_format", {})
         if fmt.get("type") == "json_schema":
             schema: Mapping[str, Any] = fmt["json_schema"]["schema"]
             return schema
-        if self.rung == "tool":
+        if self.rung == "tool" and self.body["tools"][0]["function"].get("strict") is True:
             params: Mapping[str, Any] = self.body["tools"][0]["function"]["parameters"]
             return params
         return None

@@ -58,14 +58,17 @@ def intent(**changes: Any) -> Intent:
 
 
 def test_tool_rung_when_structured_outputs_missing(tmp_path: Path) -> None:
-    """Without structured_outputs but with tools, a forced call carries the shown schema."""
+    """Without structured_outputs but with tools, a forced call carries the shown schema,
+    not strict and not claimed as enforced (no evidence that the provider enforces it)."""
     req = compile_request(intent(), MODEL, registry=registry(tmp_path, TOOLS))
     assert req.rung == "tool"
     function = req.body["tools"][0]["function"]
     assert req.body["tool_choice"] == {"type": "function", "function": {"name": function["name"]}}
     assert extract_shown_schema(req.body["messages"][0]["content"]) == function["parameters"]
-    assert req.enforced_schema == function["parameters"]
-    assert req.report.enforced_sha256 == req.report.shown_sha256 is not None
+    assert "strict" not in function
+    assert req.enforced_schema is None and req.report.enforced_sha256 is None
+    assert req.report.shown_sha256 is not None
+    assert req.report.by_kind("output.not_strict")
     assert "response_format" not in req.body
     assert req.parse_reply(json.dumps({"ok": True, "note": None})) == Verdict(ok=True)
     [down] = req.report.by_kind("output.downgraded")
@@ -132,3 +135,16 @@ def test_endpoints_that_cannot_force_a_function_are_excluded(tmp_path: Path) -> 
     req = compile_request(intent(), MODEL, registry=registry(tmp_path, TOOLS, endpoints=only_auto))
     assert req.rung == "json"
     assert "tools" not in req.body
+
+
+def test_strict_tool_only_with_structured_outputs(tmp_path: Path) -> None:
+    """A forced call is strict, and enforced, only where structured_outputs is listed."""
+    # no response_format, so no json_schema rung; structured_outputs is the evidence
+    params = [p for p in TOOLS if p != "response_format"] + ["structured_outputs"]
+    req = compile_request(intent(), MODEL, registry=registry(tmp_path, params))
+    assert req.rung == "tool"
+    function = req.body["tools"][0]["function"]
+    assert function["strict"] is True
+    assert req.enforced_schema == function["parameters"]
+    assert req.report.enforced_sha256 == req.report.shown_sha256 is not None
+    assert not req.report.by_kind("output.not_strict")

@@ -181,6 +181,8 @@ ROWS: dict[str, dict[str, Any]] = {
         "endpoints": [{"provider_name": "Acme One", "supported_parameters": ALL},
                       {"provider_name": "Beta", "supported_parameters": NO_STRICT}],
         "contract": Item},
+    "output.not_strict": {"published": {"supported_parameters": NO_STRICT},
+                          "contract": Item},
     "route.degraded_kept": {
         "endpoints": [{"tag": "a", "supported_parameters": ALL, "status": -2}],
         "output_tokens": 100},

@@ -5,10 +5,14 @@ The ladder, strongest first (https://openrouter.ai/docs/guides/features/structur
 * ``schema``: ``response_format: {type: json_schema, json_schema: {strict: true}}``,
   needs ``response_format`` and ``structured_outputs`` in ``supported_parameters``
   and a projection without blockers in the model's dialect;
-* ``tool``: a forced single tool call whose ``parameters`` are the schema (needs
-  ``tools`` and ``tool_choice``, and is skipped while the model reasons on a provider
+* ``tool``: a forced single tool call whose ``parameters`` are the schema projected
+  for the model's dialect, as for ``schema`` (needs ``tools`` and ``tool_choice`` and a
+  projection without blockers, and is skipped while the model reasons on a provider
   that forbids forced tools while thinking, ``structured_output.
-  forced_tool_with_reasoning: false``); the reply is the call's ``arguments``;
+  forced_tool_with_reasoning: false``); ``strict: true`` on the function, and an
+  ``enforced_sha256`` in the report, only where the serving endpoints list
+  ``structured_outputs`` (otherwise ``output.not_strict``); the reply is the call's
+  ``arguments``;
 * ``json``: ``response_format: {type: json_object}`` (needs ``response_format``),
   with the schema shown in the messages;
 * ``prompt``: the schema shown in the messages only.
@@ -77,6 +81,12 @@ def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
             if missing:
                 reasons.append(f"a forced tool call needs {' and '.join(missing)}")
                 continue
+            if strict is not None and strict.blockers:
+                reasons.append(
+                    f"a tool's parameters take the {strict.dialect} dialect too, which cannot "
+                    "express this contract"
+                )
+                continue
             if _will_reason(draft) and not model.forced_tool_with_reasoning:
                 reasons.append("the provider forbids a forced tool call while the model reasons")
                 continue
@@ -105,6 +115,7 @@ def apply_enforcement(draft: Draft) -> None:
     wants_strict = draft.intent.ceiling == "schema"
     strict = project(contract, get_dialect(model.dialect)) if wants_strict else None
     rung, why = _reachable(draft, strict)
+    evidence_strict = model.supports("structured_outputs")
     draft.rung = rung
     if rung != draft.intent.ceiling:
         draft.adjust(
@@ -115,10 +126,10 @@ def apply_enforcement(draft: Draft) -> None:
             f"nearest supported enforcement is {rung}: {why}",
             model.parameter_evidence("structured_outputs" if wants_strict else "response_format"),
         )
-    tool_strict = rung == "tool" and strict is not None and not strict.blockers
+    tool_strict = rung == "tool" and evidence_strict
     projection = (
         strict
-        if (rung == "schema" or tool_strict) and strict is not None
+        if rung in ("schema", "tool") and strict is not None
         else project(contract, DIALECTS["json"])
     )
     draft.projection = projection
@@ -142,9 +153,20 @@ def apply_enforcement(draft: Draft) -> None:
         }
         if tool_strict:
             function["strict"] = True
+            draft.enforced_sha256 = digest
+        else:
+            draft.adjust(
+                "output.not_strict",
+                "tools[0].function.strict",
+                True,
+                None,
+                "the serving endpoints do not list structured_outputs, so the forced call's "
+                "arguments are not guaranteed to match the schema; the reply is still "
+                "validated against the contract",
+                model.parameter_evidence("structured_outputs"),
+            )
         draft.params["tools"] = [{"type": "function", "function": function}]
         draft.params["tool_choice"] = {"type": "function", "function": {"name": contract.name}}
-        draft.enforced_sha256 = digest
     elif rung == "json":
         draft.params["response_format"] = {"type": "json_object"}
 

@@ -33,6 +33,9 @@ def needed_parameters(params: dict[str, Any]) -> frozenset[str]:
     fmt = params.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         needed.add("structured_outputs")
+    for tool in params.get("tools") or ():
+        if isinstance(tool, dict) and (tool.get("function") or {}).get("strict") is True:
+            needed.add("structured_outputs")
     return frozenset(needed)
 
 
@@ -72,6 +75,15 @@ def _drop(draft: Draft, key: str, why: str) -> None:
 
 def _downgrade_output(draft: Draft) -> bool:
     if draft.rung == "tool":
+        function = draft.params["tools"][0]["function"]
+        if function.get("strict") is True:
+            # a strict call the endpoints cannot honour: the same call, not strict
+            del function["strict"]
+            draft.enforced_sha256 = None
+            draft.adjust("output.not_strict", "tools[0].function.strict", True, None,
+                         "no allowed endpoint lists structured_outputs with the whole "
+                         "parameter set", _evidence(draft))
+            return True
         del draft.params["tools"], draft.params["tool_choice"]
         if draft.model.supports("response_format"):
             draft.params["response_format"] = {"type": "json_object"}
