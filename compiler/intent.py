@@ -53,6 +53,8 @@ class Intent:
             declared routing (e.g. to pin one endpoint).
         coverage: ``full`` (default: a route plan over every endpoint) or ``first``
             (one body from the model-level figures), see :data:`COVERAGES`.
+        min_output_tokens: the smallest answer in tokens that reasoning may leave
+            (default: ``output_tokens``).
     """
 
     stage: str
@@ -68,6 +70,7 @@ class Intent:
     max_tokens: int | None = None
     provider: Mapping[str, Any] | None = None
     coverage: str = "full"
+    min_output_tokens: int | None = None
 
     @classmethod
     def from_stage(cls, name: str, decl: StageDecl, *, base_dir: Path) -> Intent:
@@ -97,4 +100,5 @@ class Intent:
             estimated_prompt_tokens=decl.estimated_prompt_tokens,
             max_tokens=decl.max_tokens,
             coverage=decl.coverage,
+            min_output_tokens=decl.min_output_tokens,
         )

@@ -31,6 +31,7 @@ def _policy(intent: Intent) -> dict[str, str] | None:
     policy = dict(intent.policy)
     if intent.output_policy == "required":
         policy.setdefault("output.downgraded", "refuse")
+        policy.setdefault("tokens.answer_short", "refuse")
     return policy
 
 

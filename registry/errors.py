@@ -8,6 +8,7 @@ class below and chained with ``from``::
     ├── MetadataError          metadata that cannot be read or parsed (file, URL, payload)
     ├── DeclarationError       models.yaml / stages.yaml that is invalid (file, line, key path)
     ├── RoutingError           provider routing that matches no endpoint (carries close slugs)
+    ├── UnsupportedModalityError a model whose output modalities exclude text
     ├── UnknownModelError      a model id found in no source (carries close matches)
     └── UnknownStageError      a stage name not declared in stages.yaml (carries close matches)
 """
@@ -24,6 +25,7 @@ __all__ = [
     "RoutingError",
     "UnknownModelError",
     "UnknownStageError",
+    "UnsupportedModalityError",
     "closest",
 ]
 
@@ -104,6 +106,24 @@ class _UnknownName(RegistryError):
         if suggestions:
             msg += "; did you mean " + ", ".join(repr(s) for s in suggestions) + "?"
         super().__init__(msg)
+
+
+class UnsupportedModalityError(RegistryError):
+    """A model whose published ``architecture.output_modalities`` has no ``text``
+    (embeddings, speech, rerank, image-only): it cannot answer a chat completion.
+
+    Attributes:
+        model: the model id.
+        modalities: the published output modalities.
+    """
+
+    def __init__(self, model: str, modalities: tuple[str, ...]) -> None:
+        self.model = model
+        self.modalities = modalities
+        super().__init__(
+            f"{model} outputs {', '.join(modalities) or 'nothing'}, not text: it cannot "
+            "serve a chat completion; choose a text model (capc models --supports max_tokens)"
+        )
 
 
 class UnknownModelError(_UnknownName):

@@ -179,7 +179,8 @@ def test_mixed_inputs_and_bad_files_exit_2(
 def test_example_stages_between_real_snapshots(
     shared_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """2026-05-01 -> 2026-08-19: gpt-5.1's effort is remapped and deepseek is no longer clamped."""
+    """2026-05-01 -> 2026-08-19: gpt-5.1's effort is remapped; deepseek is no longer clamped,
+    so its reasoning, turned off to keep the answer whole, is back on."""
     monkeypatch.chdir(ROOT)
     old = "../shared/data/openrouter/models-2026-05-01.json"
     new = "../shared/data/openrouter/models-2026-08-19.json"
@@ -188,6 +189,7 @@ def test_example_stages_between_real_snapshots(
     found = {(c["stage"], c["model"], c["path"]): c for c in payload["changes"]}
     assert set(found) == {
         ("deep_analysis", "deepseek/deepseek-chat-v3.1", "max_tokens"),
+        ("deep_analysis", "deepseek/deepseek-chat-v3.1", "reasoning.effort"),
         ("draft_reply", "openai/gpt-5.1", "max_tokens"),
         ("draft_reply", "openai/gpt-5.1", "reasoning.effort"),
     }

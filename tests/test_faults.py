@@ -211,7 +211,9 @@ def test_c09_none_on_mandatory_reasoning_uses_minimum_budget(tmp_path: Path) -> 
 def test_c11_budget_capped_under_hard_max_tokens(tmp_path: Path) -> None:
     """C11: a 48000 budget under a hard cap of 4000 is clamped into [1024, 3999], reported."""
     case = load_case("C11")
-    registry, intent = build(case, tmp_path)
+    # max_output_tokens with output_budget_is_hard_cap is a cap on the whole completion,
+    # not an answer budget (an answer budget of 4000 would leave reasoning no room at all)
+    registry, intent = build(case, tmp_path, output_tokens=None)
     req = compile_request(intent, case["input"]["model_id"], registry=registry)
     assert req.body["max_tokens"] == 4000
     assert 1024 <= req.body["reasoning"]["max_tokens"] < 4000

@@ -181,6 +181,10 @@ ROWS: dict[str, dict[str, Any]] = {
         "endpoints": [{"provider_name": "Acme One", "supported_parameters": ALL},
                       {"provider_name": "Beta", "supported_parameters": NO_STRICT}],
         "contract": Item},
+    "reasoning.effort_lowered": {"reasoning": "high", "output_tokens": 1000, "max_tokens": 4000,
+                                 "models_yaml": "models:\n  '*':\n    reasoning:\n"
+                                 "      effort_budgets: {low: 1000, medium: 2000, high: 8000}\n"},
+    "tokens.answer_short": {"output_tokens": 1000, "min_output_tokens": 900, "max_tokens": 500},
     "output.not_strict": {"published": {"supported_parameters": NO_STRICT},
                           "contract": Item},
     "route.degraded_kept": {

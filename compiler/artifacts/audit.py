@@ -179,7 +179,8 @@ class AuditRow:
         return {
             "stage": self.stage,
             "model": self.model,
-            "status": "ok" if self.error is None else "error",
+            "status": "ok" if self.error is None
+            else "not_applicable" if self.error.startswith(_NOT_APPLICABLE) else "error",
             "error": self.error,
             "rung": self.rung,
             "reasoning": None if self.reasoning is None else dict(self.reasoning),
@@ -189,6 +190,11 @@ class AuditRow:
             "adjustments": dict(sorted(self.adjustments.items())),
             "cost": None if self.cost is None else self.cost.to_dict(),
         }
+
+
+#: An error that says the model cannot serve a chat completion at all (no text output):
+#: the pair is not applicable rather than failed.
+_NOT_APPLICABLE = "UnsupportedModalityError"
 
 
 def _row(item: Compilation, registry: Registry) -> AuditRow:
@@ -309,7 +315,9 @@ def render_audit(rows: Sequence[AuditRow], registry: Registry) -> str:
         if row.error is not None:
             notes.append(f"{where}: {row.error}")
         cost = row.cost
-        usd = "error" if cost is None else _decimal_text(cost.usd) or "unknown"
+        na = row.error is not None and row.error.startswith(_NOT_APPLICABLE)
+        usd = ("n/a" if na else "error") if cost is None else (
+            _decimal_text(cost.usd) or "unknown")
         notes += [f"{where}: {n}" for n in (() if cost is None else cost.notes)]
         limit = "-" if row.max_tokens is None else str(row.max_tokens)
         if row.length_param == "max_completion_tokens":
@@ -318,7 +326,7 @@ def render_audit(rows: Sequence[AuditRow], registry: Registry) -> str:
             (
                 row.stage,
                 row.model,
-                "error" if row.error is not None else row.rung or "-",
+                ("n/a" if na else "error") if row.error is not None else row.rung or "-",
                 _reasoning_cell(row.reasoning),
                 limit,
                 ",".join(row.dropped) or "-",

@@ -6,8 +6,9 @@ The total is clamped to the model's ``max_completion_tokens`` and to
 ``context_length`` minus the estimated prompt
 (https://openrouter.ai/docs/api_reference/parameters: "The maximum value is the
 context length minus the prompt length"). When clamped, the reasoning budget shrinks
-first, staying at or above its minimum and strictly below ``max_tokens``; if it
-cannot, reasoning is dropped.
+first, staying at or above its minimum and strictly below ``max_tokens``; with an
+answer budget, the answer floor (:mod:`compiler.passes.answer`) is kept clear of
+reasoning: the budget shrinks, the effort is lowered, or reasoning is turned off.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from compiler.errors import PromptTooLongError
+from compiler.passes.answer import fit_answer
 from compiler.passes.draft import Draft
 
 __all__ = ["CHARS_PER_TOKEN", "apply_budget", "estimate_prompt_tokens", "prompt_tokens"]
@@ -172,10 +174,10 @@ def apply_budget(draft: Draft) -> None:
         if draft.prompt_ceiling is not None and model.max_prompt_tokens is not None:
             draft.prompt_ceiling = min(draft.prompt_ceiling, model.max_prompt_tokens)
     reasoning = draft.params.get("reasoning")
-    if isinstance(reasoning, dict) and "max_tokens" in reasoning:
+    if out is not None:
+        fit_answer(draft, total)
+    elif isinstance(reasoning, dict) and "max_tokens" in reasoning:
         _fit_reasoning_budget(draft, reasoning, total, out)
-    elif budget and out is not None and total - out < budget:
-        draft.reasoning_budget = max(total - out, 0)
     _set_length(draft, total)
 
 

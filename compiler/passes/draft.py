@@ -38,6 +38,7 @@ class Draft:
             would come out the same, or ``None`` when the prompt size decided the
             result (the context limit was binding).
         enforced_sha256: SHA-256 of the schema in ``response_format``, when strict.
+        answer_floor: the smallest answer in tokens the budget keeps clear of reasoning.
     """
 
     intent: Intent
@@ -55,6 +56,7 @@ class Draft:
     shown_sha256: str | None = None
     prompt_ceiling: int | None = None
     enforced_sha256: str | None = None
+    answer_floor: int = 0
 
     def adjust(
         self,

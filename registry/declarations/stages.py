@@ -60,6 +60,8 @@ class StageDecl(Decl):
     """Answer budget in tokens (visible output); the reasoning budget is added on top."""
     max_tokens: Annotated[int, Field(gt=0)] | None = None
     """Hard cap in tokens on the whole completion (answer plus reasoning)."""
+    min_output_tokens: Annotated[int, Field(gt=0)] | None = None
+    """Smallest answer in tokens reasoning may leave (default: ``output_tokens``); reasoning is lowered or dropped to keep it."""  # noqa: E501
     sampling: dict[SamplingName, float | int | str | list[str]] = Field(default_factory=dict)
     """Sampling wanted, in the order written; only these are ever sent."""
     output: OutputDecl = OutputDecl()
@@ -111,6 +113,15 @@ class StageDecl(Decl):
             if isinstance(value, list) and not value:
                 raise problem("stop needs at least one string", name)
         return sampling
+
+    @model_validator(mode="after")
+    def _floor_within_answer(self) -> StageDecl:
+        if (self.min_output_tokens is not None and self.output_tokens is not None
+                and self.min_output_tokens > self.output_tokens):
+            raise problem(f"min_output_tokens {self.min_output_tokens} exceeds output_tokens "
+                          f"{self.output_tokens}; the floor is part of the answer budget",
+                          "min_output_tokens")
+        return self
 
     @field_validator("models")
     @classmethod

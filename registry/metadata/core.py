@@ -59,6 +59,12 @@ class CoreTopProvider(TypedDict, total=False):
     context_length: int | None
 
 
+class CoreArchitecture(TypedDict, total=False):
+    """``architecture``, as far as resolution reads it."""
+
+    output_modalities: tuple[str, ...] | None
+
+
 class CoreReasoning(TypedDict, total=False):
     """``reasoning``, as far as resolution reads it."""
 
@@ -78,7 +84,8 @@ class MetadataCore(TypedDict):
     """The fields of one ``/models`` entry that resolution reads; absent keys stay absent.
 
     Keys: ``id``; optional ``context_length`` (tokens), ``supported_parameters``,
-    ``top_provider``, ``reasoning`` and ``pricing`` (see the ``Core*`` shapes).
+    ``top_provider``, ``reasoning``, ``pricing`` and ``architecture`` (see the ``Core*``
+    shapes).
     """
 
     id: str
@@ -87,6 +94,7 @@ class MetadataCore(TypedDict):
     top_provider: NotRequired[CoreTopProvider | None]
     reasoning: NotRequired[CoreReasoning | None]
     pricing: NotRequired[CorePricing | None]
+    architecture: NotRequired[CoreArchitecture | None]
 
 
 class _CoreResponse(TypedDict):
@@ -99,7 +107,7 @@ def _core_response() -> TypeAdapter[_CoreResponse]:
     return TypeAdapter(_CoreResponse)
 
 
-CORE_FORMAT = 1
+CORE_FORMAT = 2
 """Version of the core body :func:`core_json` writes. Bump it whenever the fields of
 :class:`MetadataCore` or the rules that read them change (a stricter type, what counts
 as an unknown price...): a stored core body holds values already read by those rules,
@@ -151,7 +159,7 @@ CoreFields = Mapping[str, Any]
 def read_only(core: Mapping[str, Any]) -> CoreFields:
     """Return a read-only view of core fields (nested mappings read-only too)."""
     view = dict(core)
-    for key in ("top_provider", "reasoning", "pricing"):
+    for key in ("top_provider", "reasoning", "pricing", "architecture"):
         inner = view.get(key)
         if inner is not None:
             view[key] = MappingProxyType(inner)
@@ -181,6 +189,9 @@ def core_of(info: ModelInfo) -> dict[str, Any]:
     pricing = info.pricing
     if pricing is not None:
         core["pricing"] = {"prompt": pricing.prompt, "completion": pricing.completion}
+    architecture = info.architecture
+    if architecture is not None:
+        core["architecture"] = {"output_modalities": architecture.output_modalities}
     return core
 
 

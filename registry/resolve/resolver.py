@@ -29,7 +29,12 @@ from registry.declarations.models import ModelDecl
 from registry.declarations.stages import StageDecl
 from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import UNSET
-from registry.errors import UnknownModelError, UnknownStageError, closest
+from registry.errors import (
+    UnknownModelError,
+    UnknownStageError,
+    UnsupportedModalityError,
+    closest,
+)
 from registry.metadata.catalog import Catalog, load_endpoints
 from registry.metadata.shapes import EndpointList
 from registry.resolve.assemble import build_resolved
@@ -275,6 +280,7 @@ class Registry:
                 (an exact models.yaml entry with ``supported_parameters``).
             UnknownStageError: ``stage`` is not declared.
             RoutingError: a provider slug matches no endpoint, or none is left.
+            UnsupportedModalityError: the model's output modalities exclude text.
         """
         key = (model_id, stage, "" if not provider else repr(sorted(provider.items())),
                None if group is None else tuple((c.label, c.index) for c in group))
@@ -328,6 +334,10 @@ class Registry:
         group: tuple[EndpointCaps, ...] | None = None,
     ) -> ResolvedModel:
         info = self.catalog._core(model_id)
+        output = None if info is None else (info.get("architecture") or {}).get(
+            "output_modalities")
+        if output is not None and "text" not in output:
+            raise UnsupportedModalityError(model_id, tuple(output))
         models = {} if self.models_file is None else self.models_file.models
         exact = models.get(model_id)
         declared_whole = exact is not None and exact.supported_parameters is not None
