@@ -41,8 +41,9 @@ class Intent:
         output_tokens: the answer budget in tokens (visible output), or ``None``.
         sampling: ``(parameter, value)`` pairs in declaration order.
         ceiling: strongest enforcement wanted: ``schema``, ``json`` or ``prompt``.
-        output_policy: ``auto`` (nearest supported, reported) or ``required`` (refuse
-            when the ceiling cannot be met).
+        output_policy: ``auto`` (nearest supported, reported), ``required`` (refuse
+            when the ceiling cannot be met) or ``compatibility`` (JSON mode with the
+            schema shown whatever the model supports: the ceiling is at most ``json``).
         policy: adjustment kind (or ``prefix.*``) -> ``report``, ``warn`` or ``refuse``.
         instructions: template of the instruction message (must contain ``{schema}``),
             or ``None`` for the built-in wording.
@@ -71,6 +72,14 @@ class Intent:
     provider: Mapping[str, Any] | None = None
     coverage: str = "full"
     min_output_tokens: int | None = None
+
+    @property
+    def effective_ceiling(self) -> str:
+        """The ceiling the compiler aims at: :attr:`ceiling`, lowered to ``json`` under
+        the ``compatibility`` policy."""
+        if self.output_policy == "compatibility" and self.ceiling == "schema":
+            return "json"
+        return self.ceiling
 
     @classmethod
     def from_stage(cls, name: str, decl: StageDecl, *, base_dir: Path) -> Intent:

@@ -23,6 +23,7 @@ from compiler.policy import check_refused, warn_for
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
 from compiler.routes.single import Single, compile_single
+from registry.errors import UnsupportedModalityError
 from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
 
@@ -95,6 +96,7 @@ def compile_request(
         NoEndpointError: the routing, prompt or policy leave no endpoint (the error
             carries the route table).
         AdjustmentRefused: the stage's policy refuses an adjustment that occurred.
+        UnsupportedModalityError: the model's output modalities exclude text.
         ValueError: ``coverage`` is neither ``full`` nor ``first``.
 
     >>> # req = compile_request("classify", "openai/gpt-4o-mini", [{"role": "user", ...}])
@@ -114,6 +116,8 @@ def compile_request(
         return hit.replay(messages)
     stage_name = intent.stage if isinstance(stage, str) else None
     base = registry.resolve(model, stage_name, provider=intent.provider)
+    if base.output_modalities is not None and "text" not in base.output_modalities:
+        raise UnsupportedModalityError(model, base.output_modalities)
     caps = registry.endpoint_caps(model) if coverage == "full" else ()
     if caps:
         plan = compile_plan(registry, intent, base, caps, stage_name, messages)

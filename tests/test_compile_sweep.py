@@ -15,6 +15,7 @@ import pytest
 from compiler import compile_request
 from compiler.errors import PromptTooLongError
 from compiler.schema.instructions import extract_shown_schema
+from registry.errors import UnsupportedModalityError
 from registry.metadata.catalog import load_catalog
 from registry.resolve.resolver import Registry
 from tests.conftest import OPENROUTER, ROOT
@@ -105,6 +106,10 @@ def test_invariants_hold_for_every_snapshot(snapshot: Path) -> None:
             except PromptTooLongError as exc:
                 assert exc.prompt_tokens >= exc.context_length == published[model_id][
                     "context_length"]
+                continue
+            except UnsupportedModalityError as exc:  # embeddings, speech, image-only
+                assert "text" not in published[model_id]["architecture"]["output_modalities"]
+                assert exc.model == model_id
                 continue
             listed = published[model_id].get("supported_parameters")
             if listed is None:  # 2025-04: nothing published, only the built-in default

@@ -148,3 +148,16 @@ def test_strict_tool_only_with_structured_outputs(tmp_path: Path) -> None:
     assert req.enforced_schema == function["parameters"]
     assert req.report.enforced_sha256 == req.report.shown_sha256 is not None
     assert not req.report.by_kind("output.not_strict")
+
+
+def test_compatibility_policy_is_json_mode_whatever_the_model_supports(tmp_path: Path) -> None:
+    """output.policy compatibility: JSON mode with the schema shown, even where strict works."""
+    params = [*TOOLS, "structured_outputs"]
+    strict = compile_request(intent(), MODEL, registry=registry(tmp_path, params))
+    assert strict.rung == "schema"
+    compat = Intent(stage="t", contract=intent().contract, output_policy="compatibility")
+    req = compile_request(compat, MODEL, registry=registry(tmp_path, params))
+    assert req.rung == "json" and req.body["response_format"] == {"type": "json_object"}
+    assert not req.report.by_kind("output.downgraded")
+    none = compile_request(compat, MODEL, registry=registry(tmp_path, ["max_tokens"]))
+    assert none.rung == "prompt" and none.report.by_kind("output.downgraded")

@@ -309,3 +309,12 @@ def test_capc_routes_prints_one_line_per_endpoint(
     payload = json.loads(capsys.readouterr().out)
     assert [r["attempt"] for r in payload["routes"]] == [0, 1, None]
     assert payload["attempts"][0]["endpoints"] == ["azure"]
+
+
+def test_silent_metadata_is_a_stated_assumption(tmp_path: Path) -> None:
+    """No supported_parameters / no context_length published: each assumption is a note."""
+    registry, intent = scenario(tmp_path, None, published={"supported_parameters": None,
+                                                           "context_length": None})
+    notes = compile_request(intent, MODEL, registry=registry).report.notes
+    assert any("publishes no supported_parameters" in n for n in notes)
+    assert any("no context_length is known" in n for n in notes)

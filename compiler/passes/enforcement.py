@@ -59,7 +59,7 @@ def _will_reason(draft: Draft) -> bool:
 def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
     """Return ``(rung, why_not_stronger)`` for the model, under the stage ceiling."""
     model = draft.model
-    ladder = RUNGS[RUNGS.index(draft.intent.ceiling):]
+    ladder = RUNGS[RUNGS.index(draft.intent.effective_ceiling):]
     reasons = []
     for rung in ladder:
         if rung == "schema":
@@ -112,16 +112,17 @@ def apply_enforcement(draft: Draft) -> None:
         draft.rung = "none"
         return
     model = draft.model
-    wants_strict = draft.intent.ceiling == "schema"
+    ceiling = draft.intent.effective_ceiling
+    wants_strict = ceiling == "schema"
     strict = project(contract, get_dialect(model.dialect)) if wants_strict else None
     rung, why = _reachable(draft, strict)
     evidence_strict = model.supports("structured_outputs")
     draft.rung = rung
-    if rung != draft.intent.ceiling:
+    if rung != ceiling:
         draft.adjust(
             "output.downgraded",
             "response_format",
-            draft.intent.ceiling,
+            ceiling,
             rung,
             f"nearest supported enforcement is {rung}: {why}",
             model.parameter_evidence("structured_outputs" if wants_strict else "response_format"),

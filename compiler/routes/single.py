@@ -75,7 +75,7 @@ def compile_single(
         adjustments=tuple(draft.adjustments),
         shown_sha256=draft.shown_sha256,
         enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
-        notes=tuple(n for n in (registry.catalog.note,) if n),
+        notes=tuple(n for n in (registry.catalog.note, *_assumptions(resolved)) if n),
     )
     instructions = (
         None if draft.instructions is None else {"role": "system", "content": draft.instructions}
@@ -88,6 +88,20 @@ def compile_single(
         projection=draft.projection,
     )
     return Single(compiled, draft.instructions, draft.prompt_ceiling, draft.prompt_tokens)
+
+
+def _assumptions(model: ResolvedModel) -> list[str]:
+    """One note per value assumed because the metadata is silent."""
+    notes = []
+    source = model.source_of("supported_parameters")
+    if source is not None and source.layer == "default":
+        notes.append(f"the metadata publishes no supported_parameters for {model.id}: only "
+                     "max_tokens is assumed (built-in default); declare the list in "
+                     "models.yaml")
+    if model.context_length is None:
+        notes.append(f"no context_length is known for {model.id}: max_tokens is not "
+                     "checked against the prompt")
+    return notes
 
 
 def _render(draft: Draft) -> dict[str, Any]:

@@ -35,8 +35,8 @@ class OutputDecl(Decl):
 
     ceiling: Literal["schema", "json", "prompt"] = "schema"
     """Strongest enforcement wanted: strict JSON Schema, JSON mode with the schema shown, or the schema shown only."""  # noqa: E501
-    policy: Literal["auto", "required"] = "auto"
-    """``auto`` uses the nearest supported enforcement and reports it; ``required`` refuses."""
+    policy: Literal["auto", "required", "compatibility"] = "auto"
+    """``auto`` uses the nearest supported enforcement and reports it; ``required`` refuses; ``compatibility`` always uses JSON mode with the schema shown (at most ``json``)."""  # noqa: E501
 
     @model_validator(mode="before")
     @classmethod

@@ -253,6 +253,8 @@ class ResolvedModel:
         limit_changes: declared limits that differ from the endpoints' published ones.
         endpoint_group: the capabilities are those of exactly :attr:`endpoints`, each
             of which must serve the whole request (a route-plan attempt).
+        output_modalities: the published ``architecture.output_modalities``
+            (``("text",)``, ``("embeddings",)``...), ``None`` when unpublished.
     """
 
     id: str
@@ -275,6 +277,7 @@ class ResolvedModel:
     max_prompt_tokens: int | None = None
     limit_changes: tuple[LimitChange, ...] = ()
     endpoint_group: bool = False
+    output_modalities: tuple[str, ...] | None = None
 
     @property
     def values(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,12 +29,7 @@ from registry.declarations.models import ModelDecl
 from registry.declarations.stages import StageDecl
 from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import UNSET
-from registry.errors import (
-    UnknownModelError,
-    UnknownStageError,
-    UnsupportedModalityError,
-    closest,
-)
+from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.metadata.catalog import Catalog, load_endpoints
 from registry.metadata.shapes import EndpointList
 from registry.resolve.assemble import build_resolved
@@ -280,7 +275,6 @@ class Registry:
                 (an exact models.yaml entry with ``supported_parameters``).
             UnknownStageError: ``stage`` is not declared.
             RoutingError: a provider slug matches no endpoint, or none is left.
-            UnsupportedModalityError: the model's output modalities exclude text.
         """
         key = (model_id, stage, "" if not provider else repr(sorted(provider.items())),
                None if group is None else tuple((c.label, c.index) for c in group))
@@ -334,10 +328,6 @@ class Registry:
         group: tuple[EndpointCaps, ...] | None = None,
     ) -> ResolvedModel:
         info = self.catalog._core(model_id)
-        output = None if info is None else (info.get("architecture") or {}).get(
-            "output_modalities")
-        if output is not None and "text" not in output:
-            raise UnsupportedModalityError(model_id, tuple(output))
         models = {} if self.models_file is None else self.models_file.models
         exact = models.get(model_id)
         declared_whole = exact is not None and exact.supported_parameters is not None
@@ -393,8 +383,12 @@ class Registry:
                 at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps)))
             merged = merge_values(defaults_merged()[0], layers)
         provenance = LazyProvenance(defaults_merged(), layers)
-        return build_resolved(model_id, merged, provenance, declared_only=info is None,
-                      endpoints=caps, routing_restricted=restricted)
+        resolved = build_resolved(model_id, merged, provenance, declared_only=info is None,
+                                  endpoints=caps, routing_restricted=restricted)
+        output = None if info is None else (info.get("architecture") or {}).get(
+            "output_modalities")
+        return resolved if output is None else replace(resolved,
+                                                       output_modalities=tuple(output))
 
     def _endpoint_provenance(
         self, model_id: str, caps: tuple[EndpointCaps, ...]
