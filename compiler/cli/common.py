@@ -107,8 +107,10 @@ def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
 
 
 def print_note(message: str) -> None:
-    """Print ``capc: MESSAGE`` on stderr."""
-    print(f"capc: {message}", file=sys.stderr)
+    """Print ``capc: MESSAGE`` on stderr (credentials masked)."""
+    from registry.redact import redact_text
+
+    print(f"capc: {redact_text(message)}", file=sys.stderr)
 
 
 @contextmanager

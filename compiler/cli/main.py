@@ -78,11 +78,15 @@ def _show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    print(f"capc: warning: {message}", file=sys.stderr)
+    from registry.redact import redact_text
+
+    print(f"capc: warning: {redact_text(str(message))}", file=sys.stderr)
 
 
 def _die(message: str, code: int) -> int:
-    print(f"capc: error: {message}", file=sys.stderr)
+    from registry.redact import redact_text
+
+    print(f"capc: error: {redact_text(message)}", file=sys.stderr)
     return code
 
 

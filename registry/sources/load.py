@@ -144,8 +144,9 @@ def load_metadata(
         catalog = load_catalog(location)
         _log_unknown_parameters(_parameter_lists(catalog), catalog.source)
         return catalog
+    from registry.redact import redact_url
     from registry.sources.settings import load_settings
-    from registry.sources.urls import models_url, redact_url
+    from registry.sources.urls import models_url
 
     settings = settings if settings is not None else load_settings()
     target = str(location) if location is not None else models_url(settings)

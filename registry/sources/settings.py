@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from registry.paths import default_cache_dir
+from registry.redact import register_secret
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH
 
 __all__ = ["DEFAULT_BASE_URL", "Settings", "load_settings"]
@@ -92,7 +93,12 @@ class Settings(BaseSettings):
         """Treat an empty or blank key (``CAPC_API_KEY=``) as no key."""
         if value is None or not value.get_secret_value().strip():
             return None
-        return SecretStr(value.get_secret_value().strip())
+        key = value.get_secret_value().strip()
+        if any(ord(c) < 32 or ord(c) == 127 for c in key):
+            # It would inject a header, and httpx would quote it in its error message.
+            raise ValueError("contains a control character (a newline?); the key is not shown")
+        register_secret(key)
+        return SecretStr(key)
 
     @field_validator("cache_dir")
     @classmethod
