@@ -76,7 +76,7 @@ def default_path(given: str | None, name: str) -> Path | None:
         path = Path(given)
         if path.is_dir():
             raise CliError(f"{given}: is a directory; expected the path of {name}", EXIT_INPUT)
-        if not path.is_file():
+        if not path.exists():  # a pipe (/dev/stdin, <(...)) is fine
             raise CliError(f"{given}: no such file", EXIT_INPUT)
         return path
     path = Path(name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import math
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from compiler.cli.common import (
     default_path,
     load_registry,
 )
+from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
 
 __all__ = ["register"]
 
@@ -59,23 +60,37 @@ def register(sub: Any) -> dict[str, Handler]:
     return {"compile": _cmd_compile, "explain": _cmd_explain}
 
 
+def _not_finite(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number; JSON has no such value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} does not fit a finite number")
+    return value
+
+
 def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
     if spec is None:
         return "", []
     where = "stdin" if spec == "-" else spec
     try:
-        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
-        data = json.loads(text)
+        text = read_input_text(spec, MAX_MESSAGES_BYTES, "messages")
+        data = json.loads(text, parse_constant=_not_finite, parse_float=_finite_float)
     except OSError as exc:
         raise CliError(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
     except UnicodeDecodeError as exc:
         raise CliError(
-            f"{where}: messages are not UTF-8 text (byte {exc.start})", EXIT_INPUT
+            f"{where}: messages are not UTF-8 text (byte {exc.start}); save them as UTF-8",
+            EXIT_INPUT,
         ) from exc
     except json.JSONDecodeError as exc:
         raise CliError(
             f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}", EXIT_INPUT
         ) from exc
+    except ValueError as exc:  # a non-finite number
+        raise CliError(f"{where}: messages: {exc}", EXIT_INPUT) from exc
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):
@@ -85,12 +100,18 @@ def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
     return text, data
 
 
+def _is_pipe(path: str | Path) -> bool:
+    candidate = Path(path)
+    return candidate.exists() and not candidate.is_file()
+
+
 def _cmd_compile(args: argparse.Namespace) -> int:
     text_in, messages = _read_messages(args.messages)
     stages = default_path(args.stages, "stages.yaml")
     models = default_path(args.models, "models.yaml")
     slot = None
-    if not args.no_cache:
+    piped = [p for p in (stages, models, args.metadata) if p is not None and _is_pipe(p)]
+    if not args.no_cache and not piped:  # a pipe can be read only once: no cache key
         from compiler.artifacts.compile_cache import CompileCache
 
         slot = CompileCache.for_invocation(
