@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -146,12 +147,20 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from compiler.request import compile_request
 
     _, messages = _read_messages(args.messages)
+    from compiler.errors import AdjustmentRefused
+
     registry = load_registry(args)
-    report = compile_request(args.stage, args.model, messages, registry=registry).report
+    refused: AdjustmentRefused | None = None
+    try:
+        report = compile_request(args.stage, args.model, messages, registry=registry).report
+    except AdjustmentRefused as exc:  # the report says why: print it, then refuse
+        report, refused = exc.report, exc
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         print(report.to_text())
+    if refused is not None:
+        raise refused
     return EXIT_OK
 
 
@@ -159,4 +168,9 @@ def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str
     if args.json:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(text)
+        # Data on stdout, messages on stderr: `capc compile S M > body.json` is valid JSON.
+        # The indented body has no blank line, so the first one ends it.
+        body, _, report = text.partition("\n\n")
+        print(body)
+        if report:
+            print(report, file=sys.stderr)
