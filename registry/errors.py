@@ -23,6 +23,7 @@ __all__ = [
     "MetadataError",
     "RegistryError",
     "RoutingError",
+    "SourceUnavailableError",
     "UnknownModelError",
     "UnknownStageError",
     "UnsupportedModalityError",
@@ -61,6 +62,12 @@ class MetadataError(RegistryError):
     def __init__(self, message: str, *, source: str) -> None:
         super().__init__(message)
         self.source = source
+
+
+class SourceUnavailableError(MetadataError):
+    """A metadata source named explicitly (``--metadata https://...``) could not be had:
+    its fetch failed and no copy of it may stand in (only the default source falls
+    back). The CLI exits 1 for it, as for any failed fetch."""
 
 
 class DeclarationError(RegistryError):

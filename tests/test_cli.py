@@ -38,11 +38,11 @@ def test_compile_json_has_request_and_adjustments(capsys: pytest.CaptureFixture[
 
 
 def test_compile_text_prints_body_then_report(capsys: pytest.CaptureFixture[str]) -> None:
-    """The default output is the body as JSON, then a readable report naming the metadata."""
-    code, out, _ = run(capsys, "compile", "classify_ticket", "openai/gpt-4o-mini", *EXAMPLE)
+    """The default output is the body as JSON on stdout (so ``> body.json`` is valid JSON),
+    then a readable report naming the metadata on stderr."""
+    code, out, report = run(capsys, "compile", "classify_ticket", "openai/gpt-4o-mini", *EXAMPLE)
     assert code == 0
-    body_text, _, report = out.partition("\n\n")
-    assert json.loads(body_text)["model"] == "openai/gpt-4o-mini"
+    assert json.loads(out)["model"] == "openai/gpt-4o-mini"
     assert "metadata: bundled seed (as of 2026-08-19)" in report
     assert "output enforcement: schema" in report
 
@@ -145,10 +145,10 @@ def test_console_script_help_and_error_without_traceback(tmp_path: Path) -> None
 @pytest.mark.skipif(not OPENROUTER.is_dir(), reason="../shared absent")
 def test_text_report_lists_evidence(capsys: pytest.CaptureFixture[str]) -> None:
     """The text report shows each adjustment with its evidence in brackets."""
-    code, out, _ = run(capsys, "compile", "draft_reply", "anthropic/claude-sonnet-4.5", *EXAMPLE)
+    code, _, err = run(capsys, "compile", "draft_reply", "anthropic/claude-sonnet-4.5", *EXAMPLE)
     assert code == 0
-    assert "param.fixed" in out and "param.refused_while_reasoning" in out
-    assert "[models.yaml:" in out
+    assert "param.fixed" in err and "param.refused_while_reasoning" in err
+    assert "[models.yaml:" in err
 
 
 def test_explain_prints_only_the_report(capsys: pytest.CaptureFixture[str]) -> None:

@@ -102,6 +102,7 @@ def test_warn_policy_prints_one_prefixed_line(tmp_path: Path) -> None:
             str(tmp_path / "stages.yaml"),
             "--metadata",
             str(ROOT / "registry" / "data" / "seed-models-2026-08-19.json"),
+            "--json",  # the text report would go to stderr too
         ],
         capture_output=True,
         text=True,

@@ -13,6 +13,7 @@ import pytest
 
 from registry.errors import MetadataError
 from registry.paths import default_cache_dir
+from registry.redact import redact_url
 from registry.sources.failures import parse_retry_after
 from registry.sources.fetch import (
     FetchError,
@@ -21,7 +22,7 @@ from registry.sources.fetch import (
     fetch_url,
 )
 from registry.sources.settings import DEFAULT_BASE_URL, Settings, load_settings
-from registry.sources.urls import endpoints_url, models_url, redact_url
+from registry.sources.urls import endpoints_url, models_url
 from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter, Reply, online_settings
 
 MODELS = "/api/v1/models"

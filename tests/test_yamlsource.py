@@ -98,11 +98,17 @@ def test_aliases_are_expanded_as_copies(tmp_path: Path) -> None:
 
 
 def test_node_budget_is_configurable(tmp_path: Path) -> None:
-    """A document with more nodes than max_nodes is refused."""
+    """A document with more nodes than max_nodes is refused, saying so (not "aliases
+    expand": it has none), while it is composed; one whose aliases expand past the
+    budget says that."""
     path = write(tmp_path, "models:\n  a: [1, 2, 3]\n")
     assert load_yaml(path, "models", max_nodes=6).data == {"models": {"a": [1, 2, 3]}}
-    with pytest.raises(DeclarationError, match=r"aliases expand beyond 5\)"):
+    with pytest.raises(DeclarationError, match=r"more than 5 YAML nodes") as caught:
         load_yaml(path, "models", max_nodes=5)
+    assert "alias" not in str(caught.value)
+    aliased = write(tmp_path, "models:\n  a: &x [1, 2, 3]\n  b: *x\n")
+    with pytest.raises(DeclarationError, match=r"aliases expand beyond 8\)"):
+        load_yaml(aliased, "models", max_nodes=8)
 
 
 def test_tab_inside_a_value_is_fine(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def default_path(given: str | None, name: str) -> Path | None:
         path = Path(given)
         if path.is_dir():
             raise CliError(f"{given}: is a directory; expected the path of {name}", EXIT_INPUT)
-        if not path.is_file():
+        if not path.exists():  # a pipe (/dev/stdin, <(...)) is fine
             raise CliError(f"{given}: no such file", EXIT_INPUT)
         return path
     path = Path(name)
@@ -128,8 +128,10 @@ def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
 
 
 def print_note(message: str) -> None:
-    """Print ``capc: MESSAGE`` on stderr."""
-    print(f"capc: {message}", file=sys.stderr)
+    """Print ``capc: MESSAGE`` on stderr (credentials masked)."""
+    from registry.redact import redact_text
+
+    print(f"capc: {redact_text(message)}", file=sys.stderr)
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,9 @@ from compiler.cli.common import (
     default_path,
     load_registry,
 )
+from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
 from compiler.cli.routes import attempts_payload, attempts_text
+from compiler.compiled import CompiledRequest
 
 __all__ = ["register"]
 
@@ -65,23 +68,37 @@ def register(sub: Any) -> dict[str, Handler]:
     return {"compile": _cmd_compile, "explain": _cmd_explain}
 
 
+def _not_finite(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number; JSON has no such value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} does not fit a finite number")
+    return value
+
+
 def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
     if spec is None:
         return "", []
     where = "stdin" if spec == "-" else spec
     try:
-        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
-        data = json.loads(text)
+        text = read_input_text(spec, MAX_MESSAGES_BYTES, "messages")
+        data = json.loads(text, parse_constant=_not_finite, parse_float=_finite_float)
     except OSError as exc:
         raise CliError(f"{where}: cannot read messages: {exc.strerror or exc}", EXIT_INPUT) from exc
     except UnicodeDecodeError as exc:
         raise CliError(
-            f"{where}: messages are not UTF-8 text (byte {exc.start})", EXIT_INPUT
+            f"{where}: messages are not UTF-8 text (byte {exc.start}); save them as UTF-8",
+            EXIT_INPUT,
         ) from exc
     except json.JSONDecodeError as exc:
         raise CliError(
             f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}", EXIT_INPUT
         ) from exc
+    except ValueError as exc:  # a non-finite number
+        raise CliError(f"{where}: messages: {exc}", EXIT_INPUT) from exc
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):
@@ -91,13 +108,19 @@ def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
     return text, data
 
 
+def _is_pipe(path: str | Path) -> bool:
+    candidate = Path(path)
+    return candidate.exists() and not candidate.is_file()
+
+
 def _cmd_compile(args: argparse.Namespace) -> int:
     text_in, messages = _read_messages(args.messages)
     stages = default_path(args.stages, "stages.yaml")
     models = default_path(args.models, "models.yaml")
     endpoints = None if args.endpoints is None else default_path(args.endpoints, "endpoints")
     slot = None
-    if not args.no_cache:
+    piped = [p for p in (stages, models, args.metadata) if p is not None and _is_pipe(p)]
+    if not args.no_cache and not piped:  # a pipe can be read only once: no cache key
         from compiler.artifacts.compile_cache import CompileCache
 
         slot = CompileCache.for_invocation(
@@ -136,15 +159,25 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from compiler.request import compile_request
 
     _, messages = _read_messages(args.messages)
+    from compiler.errors import AdjustmentRefused
+
     registry = load_registry(args)
-    compiled = compile_request(args.stage, args.model, messages, registry=registry,
-                               coverage=args.coverage)
-    report = compiled.report
+    refused: AdjustmentRefused | None = None
+    compiled: CompiledRequest | None = None
+    try:
+        compiled = compile_request(args.stage, args.model, messages, registry=registry,
+                                   coverage=args.coverage)
+        report = compiled.report
+    except AdjustmentRefused as exc:  # the report says why: print it, then refuse
+        report, refused = exc.report, exc
+    routes = {} if compiled is None else attempts_payload(compiled)
     if args.json:
-        print(json.dumps({**report.to_dict(), **attempts_payload(compiled)}, indent=2,
-                         ensure_ascii=False))
+        print(json.dumps({**report.to_dict(), **routes}, indent=2, ensure_ascii=False))
     else:
-        print(report.to_text() + attempts_text(compiled, bodies=False))
+        more = "" if compiled is None else attempts_text(compiled, bodies=False)
+        print(report.to_text() + more)
+    if refused is not None:
+        raise refused
     return EXIT_OK
 
 
@@ -152,4 +185,9 @@ def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str
     if args.json:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(text)
+        # Data on stdout, messages on stderr: `capc compile S M > body.json` is valid JSON.
+        # The indented body has no blank line, so the first one ends it.
+        body, _, report = text.partition("\n\n")
+        print(body)
+        if report:
+            print(report, file=sys.stderr)

@@ -20,6 +20,9 @@ from compiler.cli.common import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INPUT, CliEr
 
 __all__ = ["main", "run"]
 
+#: 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C.
+EXIT_INTERRUPTED = 130
+
 #: The command groups, in the order ``capc --help`` lists them.
 _COMMAND_MODULES = (compile_commands, routes, declarations, artifacts, refresh, metadata)
 
@@ -30,6 +33,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         description="Compile provider-neutral stage intent into OpenRouter requests "
         "each model supports, and report every adjustment.",
     )
+    parser.add_argument("--version", action="version", version=f"capc {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     handlers: dict[str, Handler] = {}
     for module in _COMMAND_MODULES:
@@ -37,10 +41,21 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     return parser, handlers
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("capability-compiler")
+    except PackageNotFoundError:  # a checkout that is not installed
+        return "unknown"
+
+
 def _error_code(exc: Exception) -> int | None:
     from compiler.errors import CompilerError, ContractError, ReplyValidationError
-    from registry.errors import RegistryError
+    from registry.errors import RegistryError, SourceUnavailableError
 
+    if isinstance(exc, SourceUnavailableError):
+        return EXIT_FAILED
     if isinstance(exc, RegistryError | ContractError | ReplyValidationError):
         return EXIT_INPUT
     if isinstance(exc, CompilerError):
@@ -50,6 +65,15 @@ def _error_code(exc: Exception) -> int | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``capc`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C, also during a fetch or a YAML parse: one line, the shell's code.
+        print("capc: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser, handlers = _parser()
     args = parser.parse_args(argv)
     try:
@@ -78,11 +102,15 @@ def _show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    print(f"capc: warning: {message}", file=sys.stderr)
+    from registry.redact import redact_text
+
+    print(f"capc: warning: {redact_text(str(message))}", file=sys.stderr)
 
 
 def _die(message: str, code: int) -> int:
-    print(f"capc: error: {message}", file=sys.stderr)
+    from registry.redact import redact_text
+
+    print(f"capc: error: {redact_text(message)}", file=sys.stderr)
     return code
 
 

@@ -28,6 +28,7 @@ from registry.declarations.vocabulary import (
     one_of,
     problem,
 )
+from registry.redact import redact_text
 
 __all__ = [
     "Decl",
@@ -265,7 +266,12 @@ class ModelDecl(Decl):
     pricing: PricingDecl | None = None
     """Prices in USD per token."""
     notes: str | None = None
-    """Free text for people; ignored by the compiler."""
+    """Free text for people; ignored by the compiler (credential-shaped text is masked)."""
+
+    @field_validator("notes")
+    @classmethod
+    def _masked(cls, text: str | None) -> str | None:
+        return None if text is None else redact_text(text)
 
     @field_validator("supported_parameters")
     @classmethod

@@ -103,7 +103,27 @@ class StageDecl(Decl):
     def _has_schema(cls, text: str | None) -> str | None:
         if text is not None and "{schema}" not in text:
             raise problem("instructions must contain '{schema}' where the output schema goes")
+        if text is not None and text.count("{schema}") > 1:
+            raise problem(
+                "instructions contain '{schema}' more than once; keep one, where the output "
+                "schema goes"
+            )
         return text
+
+    @model_validator(mode="after")
+    def _cap_holds_the_answer(self) -> StageDecl:
+        if (
+            self.max_tokens is not None
+            and self.output_tokens is not None
+            and self.max_tokens < self.output_tokens
+        ):
+            raise problem(
+                f"max_tokens ({self.max_tokens}) is below output_tokens ({self.output_tokens}): "
+                "the cap covers the answer plus reasoning; raise max_tokens or lower "
+                "output_tokens",
+                "max_tokens",
+            )
+        return self
 
     @field_validator("sampling")
     @classmethod

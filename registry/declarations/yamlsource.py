@@ -15,6 +15,8 @@ Rules enforced while loading, each reported as a
   instead, so that every value keeps one visible source line;
 * mapping keys must be scalars; they are kept as the text written (``1.10`` stays
   ``"1.10"``, ``yes`` stays ``"yes"``);
+* every number is finite: ``.nan``, ``.inf`` and ``-.inf`` are refused (JSON has no
+  such values, so they could reach no request body, lock or ``--json`` output);
 * anchors and aliases are allowed, but every node visited counts against a budget
   (an alias re-visits its target), so an alias bomb ("billion laughs") or a
   recursive alias is refused quickly with bounded memory.
@@ -27,6 +29,7 @@ to get the string.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,13 +39,24 @@ import yaml
 
 from registry.errors import DeclarationError
 
-__all__ = ["MAX_NODES", "UNSET", "KeyPath", "YamlDocument", "format_key_path", "load_yaml"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_NODES",
+    "UNSET",
+    "KeyPath",
+    "YamlDocument",
+    "format_key_path",
+    "load_yaml",
+]
 
 KeyPath = tuple[str | int, ...]
 """A path into a document: mapping keys and sequence indexes, outermost first."""
 
 MAX_NODES: Final = 100_000
 """Default budget of nodes visited while walking a document (aliases count again)."""
+
+MAX_BYTES: Final = 8 * 2**20
+"""The largest declaration file read (8 MiB; the example models.yaml is ~6 KB)."""
 
 _MAX_DEPTH: Final = 64
 _MAP_TAG: Final = "tag:yaml.org,2002:map"
@@ -172,7 +186,7 @@ def load_yaml(path: str | Path, expect_key: str, *, max_nodes: int = MAX_NODES) 
     """
     file = str(path)
     text = _read_text(file)
-    loader = yaml.SafeLoader(text)
+    loader = _CountingLoader(text, file, max_nodes)
     try:
         root = _compose_single(loader, file, expect_key)
         walker = _Walker(file, loader, max_nodes)
@@ -195,12 +209,41 @@ def load_yaml(path: str | Path, expect_key: str, *, max_nodes: int = MAX_NODES) 
     return YamlDocument(file=file, data=data, marks=walker.marks)
 
 
+class _CountingLoader(yaml.SafeLoader):
+    """A safe loader that stops composing once the file holds more than ``max_nodes``
+    nodes, so a huge file fails fast and says so (aliases are counted by the walk)."""
+
+    def __init__(self, text: str, file: str, max_nodes: int) -> None:
+        super().__init__(text)
+        self.file, self.max_nodes, self.composed = file, max_nodes, 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if not (isinstance(parent, yaml.MappingNode) and index is None):  # keys are free
+            self.composed += 1
+        if self.composed > self.max_nodes:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise DeclarationError(
+                f"the file has more than {self.max_nodes:,} YAML nodes; a declaration file "
+                "is far smaller: is it the right file?",
+                file=self.file,
+                line=None if mark is None else mark.line + 1,
+            )
+        return super().compose_node(parent, index)
+
+
 def _read_text(file: str) -> str:
     try:
-        raw = Path(file).read_bytes()
+        with Path(file).open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
         raise DeclarationError(f"cannot read file: {reason}", file=file) from exc
+    if len(raw) > MAX_BYTES:
+        raise DeclarationError(
+            f"the file is larger than the {MAX_BYTES:,}-byte limit for a declaration file; "
+            "is it the right file?",
+            file=file,
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -282,6 +325,7 @@ class _Walker:
     def walk(self, node: yaml.Node, path: KeyPath) -> Any:
         self.budget -= 1
         if self.budget < 0:
+            # Composing counted at most max_nodes nodes, so only aliases get here.
             message = f"too many YAML nodes (aliases expand beyond {self.max_nodes})"
             raise self.fail(message, node, path)
         if len(path) > _MAX_DEPTH:
@@ -291,7 +335,15 @@ class _Walker:
         if isinstance(node, yaml.ScalarNode):
             if node.style is None and node.value == "unset":
                 return UNSET
-            return self.loader.construct_object(node, deep=True)
+            value = self.loader.construct_object(node, deep=True)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.fail(
+                    f"{node.value!r} is not a finite number; write a number "
+                    "(NaN and infinity cannot be sent as JSON)",
+                    node,
+                    path,
+                )
+            return value
         if id(node) in self.active:
             raise self.fail("recursive alias: a node contains itself", node, path)
         self.active.add(id(node))

@@ -27,7 +27,14 @@ from registry.metadata.core import (
     lazy_models,
     read_only,
 )
-from registry.metadata.parse import parse_endpoints, parse_endpoints_bundle, parse_models, read_json
+from registry.metadata.parse import (
+    parse_endpoints,
+    parse_endpoints_bundle,
+    parse_models,
+    payload_problem,
+    read_bounded,
+    read_json,
+)
 from registry.metadata.shapes import EndpointList, ModelInfo
 
 __all__ = [
@@ -258,11 +265,11 @@ def _read_models(path: Path, source: str) -> Mapping[str, ModelInfo]:
     """Read a models list file: core fields now when it is a well-formed
     ``{"data": [...]}`` body, else whole through :func:`read_json` and
     :func:`parse_models`, which explain what is wrong."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        raw = None  # read_json raises the error that names the file
-    models = None if raw is None else lazy_models(raw, source=source)
+    raw = read_bounded(path, source=source)
+    problem = payload_problem(raw, models=True)
+    if problem is not None:
+        raise MetadataError(f"{source}: {problem}", source=source)
+    models = lazy_models(raw, source=source)
     if models is None:
         return index_models(parse_models(read_json(path, source=source), source=source))
     return models

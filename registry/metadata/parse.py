@@ -22,12 +22,82 @@ from registry.errors import MetadataError
 from registry.metadata.shapes import EndpointList, ModelInfo
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "parse_endpoints",
     "parse_endpoints_bundle",
     "parse_models",
     "parse_models_json",
+    "payload_problem",
+    "read_bounded",
     "read_json",
 ]
+
+MAX_FILE_BYTES = 64 * 2**20
+"""The largest metadata file read (64 MiB, as ``CAPC_MAX_RESPONSE_BYTES``; OpenRouter's
+whole list is ~1.3 MB)."""
+
+
+def read_bounded(path: Path, *, source: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """Read a file whole, but never more than ``limit`` bytes (``/dev/zero`` ends).
+
+    Works for pipes too (``/dev/stdin``, ``<(...)``).
+
+    Raises:
+        MetadataError: the file cannot be read, or is larger than ``limit``.
+    """
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limit + 1)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise MetadataError(f"{source}: cannot read file: {reason}", source=source) from exc
+    if len(raw) > limit:
+        raise MetadataError(
+            f"{source}: larger than the {limit:,}-byte limit for a metadata file; "
+            "is it the right file?",
+            source=source,
+        )
+    return raw
+
+
+def payload_problem(raw: bytes, *, models: bool) -> str | None:
+    """What makes a JSON body unfit although it parses: a non-finite number (``NaN``,
+    ``Infinity``) anywhere, or, for a models list, one model id listed twice.
+
+    Args:
+        raw: the body.
+        models: check for duplicate model ids (a ``{"data": [...]}`` list or bare array).
+
+    Returns:
+        One line saying what is wrong (with line and column, or both indexes), or
+        ``None`` when nothing is (or the body is not JSON: the parsers explain that).
+    """
+    try:
+        data = from_json(raw, allow_inf_nan=False)
+    except ValueError as strict:
+        try:
+            from_json(raw)
+        except ValueError:
+            return None  # not JSON at all: the caller's parser says where
+        where = str(strict).removeprefix("expected value ")
+        return f"a number that is not finite (NaN or Infinity) {where}; JSON has none"
+    if not models:
+        return None
+    items = data.get("data") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        return None
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        model_id = item.get("id") if isinstance(item, dict) else None
+        if not isinstance(model_id, str):
+            continue
+        if model_id in first:
+            return (
+                f"model id {model_id!r} is listed twice (data[{first[model_id]}] and "
+                f"data[{index}]); a models list names each model once"
+            )
+        first[model_id] = index
+    return None
 
 
 @functools.cache
@@ -296,11 +366,7 @@ def read_json(path: Path, *, source: str) -> object:
             is not UTF-8, or is not valid JSON; decode errors give line and column.
     """
     where = source if source == str(path) else f"{source} ({path})"
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise MetadataError(f"{where}: cannot read file: {reason}", source=source) from exc
+    raw = read_bounded(path, source=where)
     try:
         # pydantic-core's parser is about twice as fast as the stdlib one on the large
         # snapshots; on any failure the stdlib parser decides (and locates the error).

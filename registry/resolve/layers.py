@@ -71,15 +71,20 @@ METADATA_FIELDS: Mapping[str, str] = {
 }
 
 
+def _positive(value: object) -> bool:
+    """A published limit is known only when positive (zero or negative: unknown)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def top_context_binds(core: CoreFields) -> bool:
     """Whether ``top_provider.context_length`` is below the model's ``context_length``
     (the request may land on that endpoint, so the smaller window is the limit)."""
     top = core.get("top_provider")
     inner = None if not top else top.get("context_length")
-    if not inner:
+    if not _positive(inner):
         return False
     outer = core.get("context_length")
-    return not outer or int(inner) < int(outer)
+    return not _positive(outer) or int(inner) < int(outer)  # type: ignore[arg-type]
 
 
 def metadata_values(core: CoreFields) -> dict[str, Any]:
@@ -94,10 +99,10 @@ def metadata_values(core: CoreFields) -> dict[str, Any]:
         values["supported_parameters"] = tuple(parameters)
     limits: dict[str, Any] = {}
     context_length = core.get("context_length")
-    if context_length:
+    if _positive(context_length):
         limits["context_length"] = context_length
     top = core.get("top_provider")
-    if top and top.get("max_completion_tokens"):
+    if top and _positive(top.get("max_completion_tokens")):
         limits["max_completion_tokens"] = top["max_completion_tokens"]
     if top and top_context_binds(core):
         limits["context_length"] = top["context_length"]
@@ -129,7 +134,7 @@ def endpoint_values(caps: tuple[EndpointCaps, ...]) -> dict[str, Any]:
     }
     limits = {}
     for key in ("context_length", "max_completion_tokens"):
-        known = [getattr(c, key) for c in caps if getattr(c, key)]
+        known = [getattr(c, key) for c in caps if _positive(getattr(c, key))]
         if known:
             limits[key] = min(known)
     if limits:

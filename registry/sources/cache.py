@@ -44,7 +44,12 @@ from pydantic_core import from_json
 
 from registry.errors import MetadataError
 from registry.metadata.core import core_json
-from registry.metadata.parse import parse_endpoints, parse_models, parse_models_json
+from registry.metadata.parse import (
+    parse_endpoints,
+    parse_models,
+    parse_models_json,
+    payload_problem,
+)
 from registry.metadata.shapes import EndpointList, ModelInfo
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH, check_depth
 from registry.sources.cache_entry import CacheEntry, Kind
@@ -122,12 +127,12 @@ def check_payload(
         The parsed models (for ``"models"``) or endpoint list (for ``"endpoints"``).
 
     Raises:
-        RejectedPayload: nested too deeply, not JSON, the wrong shape, a field of an
-            impossible type, or empty.
+        RejectedPayload: nested too deeply, not JSON, a non-finite number, a duplicate
+            model id, the wrong shape, a field of an impossible type, or empty.
     """
-    too_deep = check_depth(payload, max_depth)
-    if too_deep is not None:
-        raise RejectedPayload(too_deep, source=source)
+    unfit = check_depth(payload, max_depth) or payload_problem(payload, models=kind == "models")
+    if unfit is not None:
+        raise RejectedPayload(unfit, source=source)
     if kind == "models":
         fast = parse_models_json(payload)
         if fast:

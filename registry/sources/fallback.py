@@ -126,9 +126,9 @@ def obtain(
     The cache key and every message use the URL without credentials; the request uses
     ``url`` as given.
     """
+    from registry.redact import redact_url
     from registry.sources.cache import CacheError, MetadataCache, RejectedPayload, check_payload
     from registry.sources.fetch import FetchError, fetch_url
-    from registry.sources.urls import redact_url
 
     key = redact_url(url)
     progress = progress if progress is not None else _PROGRESS.get()

@@ -13,10 +13,13 @@ whole fetch, waits and reads included, by ``Settings.deadline`` seconds. The bod
 streamed and stops at ``Settings.max_response_bytes`` decoded bytes
 (:func:`registry.sources.bounds.read_body`); neither limit is retried.
 
-Every failure is raised as :class:`FetchError`, whose message names the URL (with any
-user:password part removed) and never the API key, which travels only in the
-``Authorization`` header. :mod:`httpx` and :mod:`tenacity` are imported when a fetch
-starts, not when this module is imported.
+Every failure is raised as :class:`FetchError`, whose message names the URL redacted
+(:func:`registry.redact.redact_url`) and never the API key, which travels only in the
+``Authorization`` header; a ``user:password@`` part of the URL is sent as an
+``Authorization: Basic`` header instead (when no API key is set), never in the URL
+requested. Before each fetch the ``httpx``/``httpcore`` loggers get a redacting filter
+(:func:`registry.redact.install_log_redaction`). :mod:`httpx` and :mod:`tenacity` are
+imported when a fetch starts, not when this module is imported.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from registry.errors import MetadataError
+from registry.redact import install_log_redaction, redact_text, redact_url
 from registry.sources.bounds import BodyRefused, read_body
 from registry.sources.failures import (
     RetryableStatus,
@@ -39,7 +43,7 @@ from registry.sources.failures import (
     retryable_exception_types,
 )
 from registry.sources.settings import Settings
-from registry.sources.urls import endpoints_url, models_url, redact_url
+from registry.sources.urls import endpoints_url, models_url
 
 if TYPE_CHECKING:
     import httpx
@@ -113,7 +117,28 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _headers(settings: Settings) -> dict[str, str]:
+def _without_userinfo(url: str) -> tuple[str, str | None]:
+    """Split a ``user:password@`` part off ``url``: ``(url to request, Basic credential)``.
+
+    Credentials travel only in headers, never in a URL that is requested (httpx would
+    log it), so the part becomes an ``Authorization: Basic`` header.
+    """
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None  # httpx reports it as an invalid URL
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), token
+
+
+def _headers(settings: Settings, basic: str | None = None) -> dict[str, str]:
     headers = {
         "Accept": "application/json",
         "Accept-Encoding": "gzip, deflate",  # what bounds.read_body decodes
@@ -121,15 +146,16 @@ def _headers(settings: Settings) -> dict[str, str]:
     }
     if settings.api_key is not None:
         headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
+    elif basic is not None:
+        headers["Authorization"] = f"Basic {basic}"
     return headers
 
 
 def _scrub(text: str, settings: Settings) -> str:
-    """Remove the API key from a message, whatever produced it."""
-    if settings.api_key is None:
-        return text
-    secret = settings.api_key.get_secret_value()
-    return text.replace(secret, "***") if secret else text
+    """Remove the API key and any credential-shaped text from a message."""
+    if settings.api_key is not None and (secret := settings.api_key.get_secret_value()):
+        text = text.replace(secret, "***")
+    return redact_text(text)
 
 
 def fetch_url(
@@ -162,7 +188,9 @@ def fetch_url(
     import httpx
     import tenacity
 
+    install_log_redaction()
     shown = redact_url(url)
+    url, basic = _without_userinfo(url)
     do_sleep = sleep if sleep is not None else time.sleep
     start = time.monotonic()
     retryable = retryable_exception_types()
@@ -197,7 +225,8 @@ def fetch_url(
             write=max(min(settings.read_timeout, remaining), 0.001),
             pool=max(min(settings.connect_timeout, remaining), 0.001),
         )
-        with http.stream("GET", url, headers=_headers(settings), timeout=timeout) as response:
+        headers = _headers(settings, basic)
+        with http.stream("GET", url, headers=headers, timeout=timeout) as response:
             status = response.status_code
             if status == 429 or 500 <= status <= 599:
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from registry.declarations.vocabulary import PARAMETERS
-from registry.errors import MetadataError
+from registry.errors import MetadataError, SourceUnavailableError
 from registry.metadata.catalog import SEED_DATE, Catalog, bundled_catalog, load_catalog
 from registry.metadata.shapes import EndpointList
 from registry.sources.fallback import obtain
@@ -144,12 +144,15 @@ def load_metadata(
         catalog = load_catalog(location)
         _log_unknown_parameters(_parameter_lists(catalog), catalog.source)
         return catalog
+    from registry.redact import redact_url
     from registry.sources.settings import load_settings
-    from registry.sources.urls import models_url, redact_url
+    from registry.sources.urls import models_url
 
     settings = settings if settings is not None else load_settings()
     target = str(location) if location is not None else models_url(settings)
     url = redact_url(target)
+    if location is not None:
+        _check_url(target, url)
     got = obtain(
         target,
         "models",
@@ -159,6 +162,18 @@ def load_metadata(
         progress=progress,
         refresh=refresh,
     )
+    if location is not None and (
+        got.parsed is None
+        or isinstance(got.parsed, EndpointList)
+        or (got.origin == "stale-cache" and not settings.offline)
+    ):
+        # Only the default source falls back: a named one that fails is an error.
+        raise SourceUnavailableError(
+            f"{url}: {got.note or 'not available'}; this source was named with --metadata, "
+            "so nothing stands in for it (drop --metadata to use OpenRouter's list with "
+            "its fallbacks)",
+            source=url,
+        )
     if got.parsed is None or isinstance(got.parsed, EndpointList):
         seed = bundled_catalog()
         note = f"{got.note}; no usable cached copy, using the bundled seed (as of {SEED_DATE})"
@@ -180,6 +195,19 @@ def load_metadata(
     )
     _log_unknown_parameters(_parameter_lists(catalog), url)
     return catalog
+
+
+def _check_url(target: str, shown: str) -> None:
+    """Refuse a malformed metadata URL (``http://[::1``) as an input error."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(target)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError as exc:
+        raise MetadataError(f"{shown}: not a valid URL ({exc})", source=shown) from exc
+    if not parts.hostname:
+        raise MetadataError(f"{shown}: not a valid URL (no host)", source=shown)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from registry.paths import default_cache_dir
+from registry.redact import register_secret
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH
 
 __all__ = ["DEFAULT_BASE_URL", "Settings", "load_settings"]
@@ -92,13 +93,48 @@ class Settings(BaseSettings):
         """Treat an empty or blank key (``CAPC_API_KEY=``) as no key."""
         if value is None or not value.get_secret_value().strip():
             return None
-        return SecretStr(value.get_secret_value().strip())
+        key = value.get_secret_value().strip()
+        if any(ord(c) < 32 or ord(c) == 127 for c in key):
+            # It would inject a header, and httpx would quote it in its error message.
+            raise ValueError("contains a control character (a newline?); the key is not shown")
+        register_secret(key)
+        return SecretStr(key)
+
+    @field_validator("cache_dir", mode="before")
+    @classmethod
+    def _empty_cache_dir_is_unset(cls, value: object) -> object:
+        """``CAPC_CACHE_DIR=`` (empty) means unset, never the current directory."""
+        if isinstance(value, str) and not value.strip():
+            return default_cache_dir()
+        return value
 
     @field_validator("cache_dir")
     @classmethod
     def _expand_cache_dir(cls, value: Path) -> Path:
         """Expand ``~`` in the cache directory."""
         return value.expanduser()
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_unknown_variables() -> None:
+    """Warn once per process about each ``CAPC_*`` variable no setting reads
+    (``CAPC_OFLINE=1`` would otherwise be ignored silently), with a did-you-mean."""
+    import os
+    import warnings
+
+    from registry.errors import closest
+
+    known = [f"CAPC_{name.upper()}" for name in Settings.model_fields]
+    for name in sorted(os.environ):
+        upper = name.upper()
+        if not upper.startswith("CAPC_") or upper in known or upper in _WARNED:
+            continue
+        _WARNED.add(upper)
+        hint = closest(upper, known)
+        tail = f"; did you mean {hint[0]}?" if hint else " (docs/metadata.md lists them)"
+        warnings.warn(f"unknown setting {name} is ignored{tail}", UserWarning, stacklevel=3)
 
 
 def load_settings(**overrides: object) -> Settings:
@@ -118,6 +154,7 @@ def load_settings(**overrides: object) -> Settings:
 
     from registry.errors import MetadataError
 
+    _warn_unknown_variables()
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:

@@ -1,4 +1,4 @@
-"""The metadata URLs of OpenRouter's API, and how a URL is shown.
+"""The metadata URLs of OpenRouter's API (how a URL is shown: :mod:`registry.redact`).
 
 OpenRouter publishes ``GET /api/v1/models`` (every model;
 https://openrouter.ai/docs/guides/overview/models) and
@@ -10,30 +10,14 @@ comes from ``Settings.base_url``; :mod:`registry.sources.fetch` requests these U
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 from registry.errors import MetadataError
 
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
 
-__all__ = ["endpoints_url", "models_url", "redact_url"]
-
-
-def redact_url(url: str) -> str:
-    """Remove a ``user:password@`` part from a URL so it can be shown.
-
-    Args:
-        url: any URL.
-
-    Returns:
-        The URL without credentials in its network location.
-    """
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+__all__ = ["endpoints_url", "models_url"]
 
 
 def models_url(settings: Settings) -> str:
