@@ -145,8 +145,8 @@ def test_load_file_errors_are_wrapped(tmp_path: Path, source: str, match: str) -
 
 def test_missing_attribute_suggests_close_names() -> None:
     """A misspelt class name gets a did-you-mean from the module's names."""
-    with pytest.raises(ContractError, match=r"no attribute 'Profle'.*did you mean 'Profile'"):
-        load_contract("fixtures/contracts/cases.py:Profle", base_dir=HERE)
+    with pytest.raises(ContractError, match=r"no attribute 'Ordr'.*did you mean 'Order'"):
+        load_contract("fixtures/contracts/shapes.py:Ordr", base_dir=HERE)
 
 
 def test_not_a_schemable_object() -> None:
@@ -162,7 +162,7 @@ def test_not_a_schemable_object() -> None:
         ("no_colon_here", "not of the form"),
         ("fixtures/contracts/absent.py:X", "not found"),
         ("capc_no_such_module_xyz:X", "cannot be imported"),
-        ("fixtures/contracts/cases.py:", "not of the form"),
+        ("fixtures/contracts/shapes.py:", "not of the form"),
     ],
 )
 def test_bad_specs(spec: str, match: str) -> None:

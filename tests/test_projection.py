@@ -25,16 +25,20 @@ from compiler.schema.frozen_json import canonical_sha256
 from compiler.schema.instructions import DEFAULT_TEMPLATE, extract_shown_schema, render_instructions
 from compiler.schema.projected import Projection
 from compiler.schema.projection import project
+from tests.fault_cases import case_contract
 
 HERE = Path(__file__).parent
 SHAPES = ["Order", "Coded", "Node", "Counts", "Outer"]
-CASES = ["Profile", "Outcome", "Chart", "Contact", "StepList"]
+#: Output models of fault cases, built from the case's own snippet in
+#: ../shared/cases/faults.yaml (a test using one skips when the file is absent).
+CASES = {"Profile": "C18", "Outcome": "C20", "Chart": "C22", "Contact": "C24", "StepList": "C26"}
 
 
 def contract(name: str) -> OutputContract:
-    """Load a fixture contract by class name from shapes.py or cases.py."""
-    module = "shapes" if name in SHAPES else "cases"
-    return load_contract(f"fixtures/contracts/{module}.py:{name}", base_dir=HERE)
+    """Load a fixture contract from shapes.py, or a fault case's output model by its name."""
+    if name in CASES:
+        return case_contract(CASES[name])
+    return load_contract(f"fixtures/contracts/shapes.py:{name}", base_dir=HERE)
 
 
 def kinds(p: Projection) -> dict[str, list[str]]:
@@ -46,7 +50,7 @@ def kinds(p: Projection) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
-@pytest.mark.parametrize("name", SHAPES + CASES)
+@pytest.mark.parametrize("name", SHAPES + list(CASES))
 def test_projection_never_mutates_the_contract(name: str, dialect: str) -> None:
     """Projecting leaves the contract's schema exactly as it was, and shares nothing with it."""
     c = contract(name)
@@ -62,7 +66,7 @@ def test_projection_never_mutates_the_contract(name: str, dialect: str) -> None:
 
 
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
-@pytest.mark.parametrize("name", SHAPES + CASES)
+@pytest.mark.parametrize("name", SHAPES + list(CASES))
 def test_projection_satisfies_its_dialect_unless_blocked(name: str, dialect: str) -> None:
     """Every enforceable projection passes the meta-schema and its dialect's own check."""
     p = project(contract(name), DIALECTS[dialect])
