@@ -119,6 +119,11 @@ def compile_request(
     if base.output_modalities is not None and "text" not in base.output_modalities:
         raise UnsupportedModalityError(model, base.output_modalities)
     caps = registry.endpoint_caps(model) if coverage == "full" else ()
+    if coverage == "full" and not caps:
+        listed = registry.endpoints(model)
+        if listed is not None:  # the data says: no endpoint serves the model today
+            raise NoEndpointError(f"the endpoint data lists no endpoint serving {model} "
+                                  "(OpenRouter would answer 404)", model=model, routes=())
     if caps:
         plan = compile_plan(registry, intent, base, caps, stage_name, messages)
         compiled, singles, replayable = plan.compiled, plan.singles, plan.replayable
@@ -136,6 +141,12 @@ def compile_request(
             single = replace(single, compiled=replace(
                 single.compiled, report=replace(report, notes=(*report.notes, note))))
         check_refused(intent, single.compiled.report)
+        if base.routing_restricted and not base.endpoints:
+            rows = single_routes(model, registry.endpoint_caps(model), single.compiled,
+                                 base.provider)
+            table = "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
+            raise NoEndpointError(f"the provider routing leaves no endpoint of {model}: "
+                                  f"{table}", model=model, routes=rows)
         if base.endpoints:
             single = _with_routes(single, registry.endpoint_caps(model), base.provider)
         compiled, singles, replayable = single.compiled, (single,), True

@@ -318,3 +318,94 @@ def test_silent_metadata_is_a_stated_assumption(tmp_path: Path) -> None:
     notes = compile_request(intent, MODEL, registry=registry).report.notes
     assert any("publishes no supported_parameters" in n for n in notes)
     assert any("no context_length is known" in n for n in notes)
+
+
+@pytest.mark.parametrize("routing", [{"ignore": ["groq"]}, {"order": ["groq", "a"]}])
+def test_a_provider_the_model_lacks_in_ignore_or_order_is_a_note(
+    tmp_path: Path, routing: dict[str, Any]
+) -> None:
+    """A shared "never use groq" routing must not break models groq does not serve."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b")], provider=routing)
+    for coverage in ("full", "first"):
+        req = compile_request(intent, MODEL, registry=registry, coverage=coverage)
+        assert req.body["max_tokens"] == 500
+    notes = compile_request(intent, MODEL, registry=registry).report.notes
+    assert any("'groq' matches no endpoint" in n for n in notes)
+
+
+@pytest.mark.parametrize("coverage", ["full", "first"])
+@pytest.mark.parametrize("routing", [{"ignore": ["a", "b"]}, {"quantizations": ["fp4"]}])
+def test_routing_that_leaves_no_endpoint_is_refused_with_the_table(
+    tmp_path: Path, routing: dict[str, Any], coverage: str
+) -> None:
+    """NoEndpointError (exit 1), every endpoint with its reason; never a bare body."""
+    registry, intent = scenario(tmp_path, [ep("a", quantization="fp8"),
+                                           ep("b", quantization="bf16")], provider=routing)
+    with pytest.raises(NoEndpointError) as caught:
+        compile_request(intent, MODEL, registry=registry, coverage=coverage)
+    reasons = {r.excluded_by for r in caught.value.routes}
+    assert reasons and reasons <= {"ignored_providers", "quantization"}
+    assert len(caught.value.routes) == 2
+
+
+def test_a_misspelt_only_slug_is_an_input_error_with_a_suggestion(tmp_path: Path) -> None:
+    """``only: [deepinfar]`` is a typo: RoutingError naming the closest slug."""
+    from registry.errors import RoutingError
+
+    registry, intent = scenario(tmp_path, [ep("deepinfra"), ep("b")],
+                                provider={"only": ["deepinfar"], "allow_fallbacks": False})
+    with pytest.raises(RoutingError, match="deepinfra"):
+        compile_request(intent, MODEL, registry=registry)
+
+
+def test_an_empty_endpoint_list_is_no_endpoint(tmp_path: Path) -> None:
+    """The data lists the model with no endpoint: OpenRouter would answer 404."""
+    registry, intent = scenario(tmp_path, [])
+    with pytest.raises(NoEndpointError, match="no endpoint serving"):
+        compile_request(intent, MODEL, registry=registry)
+
+
+def test_impossible_endpoint_limits_read_as_unknown(tmp_path: Path) -> None:
+    """A negative or zero published limit is not a limit (never ``max_tokens: -5``)."""
+    registry, intent = scenario(tmp_path, [ep("a", max_completion_tokens=-5,
+                                              context_length=0)])
+    assert compile_request(intent, MODEL, registry=registry).body["max_tokens"] == 500
+
+
+def test_a_want_dropped_before_a_downgrade_is_restored(tmp_path: Path) -> None:
+    """Reasoning dropped while trying the forced tool comes back once the downgrade
+    alone serves the body (an endpoint that lists reasoning but forbids forcing)."""
+    params = ["max_tokens", "reasoning", "response_format", "tools", "tool_choice"]
+    registry, intent = scenario(
+        tmp_path, [ep("a", params, supports_tool_choice={"function": False})],
+        contract=Item, reasoning="low", published={"supported_parameters": params})
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.rung == "json" and "reasoning" in req.body
+    assert not req.report.by_kind("routing.param_dropped")
+
+
+def test_later_attempts_say_what_differs(tmp_path: Path) -> None:
+    """route.attempt_differs names the rung and the body values that differ."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", max_completion_tokens=300)])
+    [why] = compile_request(intent, MODEL, registry=registry).attempts[0].report.by_kind(
+        "route.attempt_differs")
+    assert "max_tokens 500 -> 300" in why.reason
+
+
+def test_diff_lists_changes_in_later_attempts_and_routes() -> None:
+    """A changed later attempt or route row is a change, not "nothing changed"."""
+    from compiler.artifacts.diff import diff_locks
+
+    old = {"stages": {"s": {"m": {"status": "ok", "request": {"max_tokens": 5},
+                                  "report": {"rung": "none", "adjustments": []},
+                                  "attempts": [{"request": {"max_tokens": 4},
+                                                "report": {"rung": "none"}}],
+                                  "routes": [{"endpoint": "a", "attempt": 0},
+                                             {"endpoint": "b", "attempt": 1}]}}}}
+    new = json.loads(json.dumps(old))
+    new["stages"]["s"]["m"]["attempts"][0]["request"]["max_tokens"] = 3
+    new["stages"]["s"]["m"]["routes"][1] = {"endpoint": "b", "attempt": None,
+                                            "excluded_by": "status"}
+    paths = {c.path: (c.old, c.new) for c in diff_locks(old, new)}
+    assert paths == {"attempt 2.max_tokens": (4, 3),
+                     "routes.b": ("attempt 2", "excluded: status")}

@@ -3,8 +3,10 @@
 Request bodies are compared by flattened dotted paths (``reasoning.effort``,
 ``response_format.type``, ``provider.require_parameters``); the enforced schema and the
 instruction message are compared by SHA-256; the report's enforcement ``rung`` is
-compared too. A model added to or removed from a stage, and a pair that starts or
-stops failing, are changes as well.
+compared too. A route plan's later attempts are compared the same way under
+``attempt N.<path>``, and each endpoint's row of the route table as ``routes.<slug>``
+(``attempt N`` or ``excluded: <reason>``). A model added to or removed from a stage,
+and a pair that starts or stops failing, are changes as well.
 
 Each change is explained by the adjustments that differ between the two reports and
 touch its path: ``now <kind>`` (only in the new report) or ``no longer <kind>`` (only
@@ -150,6 +152,14 @@ def _settings(entry: Mapping[str, Any]) -> dict[str, Any]:
     if instructions is not None:
         content = str(instructions.get("content", ""))
         out["instructions"] = "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
+    for number, attempt in enumerate(entry.get("attempts") or (), start=2):
+        inner = _settings(attempt)
+        out.update({f"attempt {number}.{path}": value for path, value in inner.items()})
+    for row in entry.get("routes") or ():
+        where = f"routes.{row.get('endpoint')}"
+        attempt = row.get("attempt")
+        out[where] = (f"attempt {attempt + 1}" if isinstance(attempt, int)
+                      else f"excluded: {row.get('excluded_by')}")
     return out
 
 

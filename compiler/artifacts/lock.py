@@ -56,7 +56,7 @@ from compiler.errors import (
 )
 from compiler.report import AdjustmentReport
 from compiler.request import compile_request
-from registry.errors import UnknownModelError, UnsupportedModalityError
+from registry.errors import RoutingError, UnknownModelError, UnsupportedModalityError
 from registry.metadata.catalog import Catalog
 from registry.resolve.resolver import Registry
 
@@ -82,6 +82,7 @@ RECORDED_FAILURES: tuple[type[Exception], ...] = (
     NoEndpointError,
     PromptTooLongError,
     ProjectionError,
+    RoutingError,
     UnknownModelError,
     UnsupportedModalityError,
 )

@@ -111,12 +111,33 @@ def _downgrade_output(draft: Draft) -> bool:
     return True
 
 
+def _restore(
+    draft: Draft, mark: int, before: dict[str, Any], reasoning_on: bool
+) -> None:
+    """Put back the wants dropped before an output downgrade that the downgrade alone
+    made unnecessary (highest precedence first: reasoning, then sampling in the order
+    the stage declared them), each only if the body stays served."""
+    dropped = [a for a in draft.adjustments[mark:] if a.kind == "routing.param_dropped"]
+    order = ["reasoning", *(name for name, _ in draft.intent.sampling)]
+    for key in [k for k in order if any(a.path == k for a in dropped)]:
+        draft.params[key] = before[key]
+        if _served(draft):
+            draft.adjustments[:] = [a for a in draft.adjustments
+                                    if not (a.kind == "routing.param_dropped" and a.path == key
+                                            and a in dropped)]
+            if key == "reasoning":
+                draft.reasoning_on = reasoning_on
+        else:
+            del draft.params[key]
+
+
 def apply_endpoints(draft: Draft) -> None:
     """Fit the body to the allowed endpoints (see the module docstring)."""
     endpoints = draft.model.endpoints
     if not endpoints:
         return
     why = "no allowed endpoint supports the whole parameter set; lowest precedence dropped first"
+    marks = (len(draft.adjustments), dict(draft.params), draft.reasoning_on)
     if not _served(draft):
         sampled = [name for name, _ in draft.intent.sampling if name in draft.params]
         for name in reversed(sampled):
@@ -126,8 +147,11 @@ def apply_endpoints(draft: Draft) -> None:
     if not _served(draft) and "reasoning" in draft.params:
         _drop(draft, "reasoning", why)
         draft.reasoning_on = not draft.model.reasoning.can_disable
+    downgraded = False
     while not _served(draft) and _downgrade_output(draft):
-        pass
+        downgraded = True
+    if downgraded and _served(draft):
+        _restore(draft, *marks)
     if not _served(draft):
         extras = [k for k in draft.params if k not in _LENGTH_KEYS]
         for key in extras:

@@ -9,7 +9,8 @@ and groups endpoints whose bodies are identical into one attempt. Each attempt's
 ``provider`` names its group (``only`` plus ``allow_fallbacks: false``, and ``ignore``
 for endpoints a base slug would also select), so OpenRouter can send it nowhere else.
 Attempts are ordered strongest first: rung, then fewest adjustments, then the larger
-length limit and the larger group. Every endpoint ends in an attempt or with an
+length limit, then the published order of the endpoints (OpenRouter lists its
+preferred endpoint first). Every endpoint ends in an attempt or with an
 ``excluded_by`` reason; no endpoint is excluded for a missing feature.
 
 A stage pinned to one slug (:func:`registry.resolve.routing.is_pin`) has one attempt,
@@ -19,6 +20,7 @@ caller's slug.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,7 +34,7 @@ from compiler.routes.single import Single, compile_single
 from compiler.routes.table import RouteRow, row_for
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.resolver import Registry
-from registry.resolve.routing import Exclusion, is_pin, route_filter
+from registry.resolve.routing import Exclusion, is_pin, route_filter, unmatched_slugs
 
 __all__ = ["Plan", "compile_plan"]
 
@@ -66,8 +68,8 @@ def _length(body: Mapping[str, Any]) -> int:
 def _strength(single: Single, group: Sequence[EndpointCaps]) -> tuple[int, ...]:
     compiled = single.compiled
     rung = RUNGS.index(compiled.rung) if compiled.rung in RUNGS else 0
-    return (rung, len(compiled.report.adjustments), -_length(compiled.body), -len(group),
-            min(e.index for e in group))
+    return (rung, len(compiled.report.adjustments), -_length(compiled.body),
+            min(e.index for e in group), -len(group))
 
 
 def _evidence(model: str, group: Sequence[EndpointCaps]) -> Provenance:
@@ -145,17 +147,32 @@ def _patched(
             "the endpoint data has no tag; these slugs were derived from provider names",
             _evidence(model, group)))
     if first is not None:
-        mine = {(a.kind, a.path) for a in compiled.report.adjustments}
-        theirs = {(a.kind, a.path) for a in first.compiled.report.adjustments}
-        differs = sorted(f"{k} at {p}" for k, p in mine - theirs)
         extra.append(Adjustment(
             "route.attempt_differs", "provider.only", first.compiled.rung, compiled.rung,
-            "these endpoints cannot take the first attempt's body"
-            + (": " + "; ".join(differs) if differs else " (other limits)"),
+            "these endpoints cannot take the first attempt's body: "
+            + "; ".join(_differences(first.compiled, compiled)),
             _evidence(model, group)))
     report = replace(compiled.report, adjustments=(*compiled.report.adjustments, *extra))
     return replace(single, compiled=replace(compiled, body=body, report=report,
                                             endpoints=tuple(_slug(e) for e in group)))
+
+
+def _differences(first: CompiledRequest, this: CompiledRequest) -> list[str]:
+    """What differs between two attempts' bodies, for people: rung, keys, values."""
+    found = []
+    if first.rung != this.rung:
+        found.append(f"rung {first.rung} -> {this.rung}")
+    a, b = _body_key(first.body), _body_key(this.body)
+    for key in sorted(set(a) | set(b)):
+        if key in ("model", "response_format", "tools", "tool_choice"):
+            continue  # the rung says it
+        if key not in b:
+            found.append(f"no {key}")
+        elif key not in a:
+            found.append(f"{key} {json.dumps(b[key])}")
+        elif a[key] != b[key]:
+            found.append(f"{key} {json.dumps(a[key])} -> {json.dumps(b[key])}")
+    return found or ["the same body, other endpoints"]
 
 
 def _refuse(model: str, rows: list[RouteRow], errors: list[Exception]) -> Exception:
@@ -257,11 +274,14 @@ def compile_plan(
             single = replace(single, compiled=replace(single.compiled, report=replace(
                 report, adjustments=(*report.adjustments, *notes))))
         singles.append(single)
+    extra = [f"{slug} matches no endpoint of {base.id}; OpenRouter skips it"
+             for slug in unmatched_slugs(caps, provider)]
     if provider.get("data_collection") == "deny" or provider.get("zdr"):
-        note = ("provider.data_collection / zdr are passed to OpenRouter unchecked: the "
-                "endpoint data publishes no data policy")
+        extra.append("provider.data_collection / zdr are passed to OpenRouter unchecked: "
+                     "the endpoint data publishes no data policy")
+    if extra:
         singles = [replace(s, compiled=replace(s.compiled, report=replace(
-            s.compiled.report, notes=(*s.compiled.report.notes, note)))) for s in singles]
+            s.compiled.report, notes=(*s.compiled.report.notes, *extra)))) for s in singles]
     rows = _rows(caps, groups, singles, rows_out)
     first = replace(singles[0].compiled, attempts=tuple(s.compiled for s in singles[1:]),
                     routes=rows)

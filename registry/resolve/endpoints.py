@@ -50,6 +50,11 @@ def _prices(endpoint: Endpoint) -> tuple[tuple[str, Decimal], ...]:
     return tuple(found)
 
 
+def _positive(value: int | None) -> int | None:
+    """A published limit, or ``None`` when absent, zero or negative (impossible)."""
+    return value if value is not None and value > 0 else None
+
+
 def _one(endpoint: Endpoint, index: int, model_parameters: Sequence[str] | None) -> EndpointCaps:
     published = endpoint.supported_parameters
     assumed = not published and model_parameters is not None
@@ -59,11 +64,11 @@ def _one(endpoint: Endpoint, index: int, model_parameters: Sequence[str] | None)
         provider_name=endpoint.provider_name,
         supported_parameters=frozenset(model_parameters if assumed and model_parameters
                                        else published),
-        context_length=endpoint.context_length or None,
-        max_completion_tokens=endpoint.max_completion_tokens or None,
+        context_length=_positive(endpoint.context_length),
+        max_completion_tokens=_positive(endpoint.max_completion_tokens),
         quantization=endpoint.quantization,
         forced_tool=None if tool_choice is None else tool_choice.get("function"),
-        max_prompt_tokens=endpoint.max_prompt_tokens or None,
+        max_prompt_tokens=_positive(endpoint.max_prompt_tokens),
         status=endpoint.status,
         pricing=_prices(endpoint),
         assumed_parameters=assumed,

@@ -378,10 +378,11 @@ class Registry:
         restricted = bool(caps) and pinned
         if restricted:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
-            at = 1 if info is not None else 0
-            layers.insert(
-                at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps)))
-            merged = merge_values(defaults_merged()[0], layers)
+            if caps:  # none left: the compiler refuses with the exclusion table
+                at = 1 if info is not None else 0
+                layers.insert(
+                    at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps)))
+                merged = merge_values(defaults_merged()[0], layers)
         provenance = LazyProvenance(defaults_merged(), layers)
         resolved = build_resolved(model_id, merged, provenance, declared_only=info is None,
                                   endpoints=caps, routing_restricted=restricted)

@@ -26,7 +26,7 @@ from registry.errors import RoutingError, closest
 from registry.resolve.capabilities import EndpointCaps
 
 __all__ = ["EXCLUSION_REASONS", "Exclusion", "allowed_endpoints", "is_pin", "over_price",
-           "restricts", "route_filter"]
+           "restricts", "route_filter", "unmatched_slugs"]
 
 
 def restricts(provider: Mapping[str, Any]) -> bool:
@@ -55,9 +55,13 @@ def allowed_endpoints(
         provider: the OpenRouter ``provider`` object (``only``, ``ignore``, ``order``,
             ``allow_fallbacks``, ``quantizations``).
 
+    Returns:
+        The allowed endpoints; empty when the routing leaves none (the compiler then
+        refuses the compile with the exclusion table).
+
     Raises:
-        RoutingError: a slug matches no endpoint of the model (with the closest slugs),
-            or the routing leaves no endpoint at all.
+        RoutingError: no slug of ``provider.only`` matches an endpoint and one is close
+            to an existing slug (a typo; carries the closest slugs).
     """
     _check_slugs(model_id, endpoints, provider)
     allowed = list(endpoints)
@@ -70,9 +74,6 @@ def allowed_endpoints(
     if provider.get("quantizations"):
         wanted = set(provider["quantizations"])
         allowed = [e for e in allowed if e.quantization in wanted]
-    if not allowed:
-        raise RoutingError(f"the provider routing leaves no endpoint that can serve {model_id}",
-                           suggestions=[])
     return tuple(allowed)
 
 
@@ -151,7 +152,7 @@ def route_filter(
         empty: the caller refuses the compile with the exclusion table.
 
     Raises:
-        RoutingError: a slug in ``only``/``ignore``/``order`` matches no endpoint.
+        RoutingError: as for :func:`allowed_endpoints`.
     """
     _check_slugs(model_id, endpoints, provider)
     only = list(provider.get("only") or ())
@@ -177,16 +178,31 @@ def route_filter(
     return tuple(allowed), tuple(excluded)
 
 
+def unmatched_slugs(
+    endpoints: tuple[EndpointCaps, ...], provider: Mapping[str, Any]
+) -> list[str]:
+    """Return ``"provider.KEY: 'slug'"`` for each slug of ``only``/``ignore``/``order``
+    that matches no endpoint (harmless in ``ignore`` and ``order``; OpenRouter skips
+    them, so a shared models.yaml routing may name providers some models lack)."""
+    return [f"provider.{key}: {slug!r}" for key in ("only", "ignore", "order")
+            for slug in provider.get(key) or () if not _matching(str(slug), endpoints)]
+
+
 def _check_slugs(
     model_id: str, endpoints: tuple[EndpointCaps, ...], provider: Mapping[str, Any]
 ) -> None:
+    """Refuse a ``provider.only`` none of whose slugs matches an endpoint when one of them
+    looks misspelt (a close slug exists): that is a typo, not a routing choice."""
+    only = [str(s) for s in provider.get("only") or ()]
+    if not only or any(_matching(s, endpoints) for s in only):
+        return
     known = sorted({e.tag for e in endpoints if e.tag}
                    | {e.derived_slug for e in endpoints if e.derived_slug}
                    | {e.provider_name for e in endpoints if e.provider_name})
-    for key in ("only", "ignore", "order"):
-        for slug in provider.get(key) or ():
-            if not _matching(str(slug), endpoints):
-                raise RoutingError(
-                    f"provider.{key}: {slug!r} matches no endpoint of {model_id}",
-                    suggestions=closest(str(slug), known),
-                )
+    for slug in only:
+        suggestions = closest(slug, known)
+        if suggestions:
+            raise RoutingError(
+                f"provider.only: {slug!r} matches no endpoint of {model_id}",
+                suggestions=suggestions,
+            )
