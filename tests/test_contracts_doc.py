@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from compiler.schema.dialects import DIALECTS, Dialect
+from compiler.schema.dialects import DIALECTS, FALSE_IS_HARMLESS, VOCABULARY, Dialect
 from compiler.schema.instructions import DEFAULT_TEMPLATE
 from tests.conftest import ROOT
 
@@ -95,3 +95,38 @@ def test_every_source_is_cited_in_the_notes_too() -> None:
 def test_the_default_instruction_is_quoted_verbatim() -> None:
     """The page shows the built-in wording exactly as the code renders it."""
     assert f"```text\n{DEFAULT_TEMPLATE}\n```" in PAGE
+
+
+def keyword_table() -> dict[str, dict[str, str]]:
+    """Return the dropped-keyword table: keyword -> column -> cell text."""
+    columns = ["Keyword", "Dropping it", "Lacked by", "What it carries"]
+    lines = PAGE.splitlines()
+    start = lines.index("| " + " | ".join(columns) + " |")
+    rows: dict[str, dict[str, str]] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
+        row = dict(zip(columns, cells, strict=True))
+        (keyword,) = TICKED.findall(row["Keyword"])
+        rows[keyword] = row
+    return rows
+
+
+def test_the_keyword_table_lists_the_vocabulary() -> None:
+    """One row per keyword the dialect table classifies."""
+    assert set(keyword_table()) == VOCABULARY
+
+
+@pytest.mark.parametrize("keyword", sorted(VOCABULARY))
+def test_keyword_row_matches_the_dialects(keyword: str) -> None:
+    """Which dialects lack it, and harmless or blocker for each of them."""
+    row = keyword_table()[keyword]
+    lacking = [d for d in DIALECTS.values() if keyword in d.harmless_drops | d.blocking_drops]
+    assert row["Lacked by"] == (", ".join(f"`{d.name}`" for d in lacking) or "none")
+    blocks = {keyword in d.blocking_keywords for d in DIALECTS.values()}
+    assert len(blocks) == 1  # the built-ins share one rule; a table per dialect otherwise
+    expected = "blocker" if blocks.pop() else "harmless"
+    if keyword in FALSE_IS_HARMLESS:
+        expected += " (`false`: harmless)"
+    assert row["Dropping it"] == expected

@@ -60,7 +60,8 @@ def test_lock_check_edit_check_diff(tmp_path: Path, capsys: pytest.CaptureFixtur
         handle.write(TEMPERATURE_OFF)
     code, out, err = run(capsys, "lock", "--check", *config)
     assert code == 1
-    assert "is out of date: 3 setting(s) changed" in err
+    # three stages, each in both attempts of gpt-4o-mini's route plan (the seed's endpoints)
+    assert "is out of date: 6 setting(s) changed" in err
     assert lock.read_text(encoding="utf-8") == old.read_text(encoding="utf-8"), "check writes"
 
     assert run(capsys, "lock", *config)[0] == 0
@@ -68,8 +69,9 @@ def test_lock_check_edit_check_diff(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 1, err
     changes = json.loads(out)["changes"]
     assert {(c["stage"], c["model"], c["path"]) for c in changes} == {
-        (stage, "openai/gpt-4o-mini", "temperature")
+        (stage, "openai/gpt-4o-mini", path)
         for stage in ("extract_invoice", "classify_ticket", "draft_reply")
+        for path in ("temperature", "attempt 2.temperature")
     }
     for change in changes:
         assert change["new_present"] is False and change["old"] is not None

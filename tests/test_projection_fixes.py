@@ -88,10 +88,21 @@ class Bag(BaseModel):
     things: list[Any]
 
 
+def test_a_tuple_blocks_every_dialect_without_prefix_items() -> None:
+    """Dropping ``prefixItems`` is a blocker in the dialect table: the tuple's item
+    schemas are lost. openai-strict also names the array left without ``items``."""
+    for name in ("openai-strict", "anthropic", "gemini"):
+        p = project(OutputContract.from_type(Pair), DIALECTS[name])
+        assert p.blockers[0].startswith(f"/properties/pair/prefixItems: {name} does not "
+                                        "support 'prefixItems'; "), name
+        assert "/properties/pair/prefixItems" not in {c.pointer for c in p.changes}
+    assert len(project(OutputContract.from_type(Pair), STRICT).blockers) == 2
+    assert project(OutputContract.from_type(Pair), DIALECTS["json"]).blockers == ()
+
+
 @pytest.mark.parametrize(
     ("model", "where"),
-    [(Anything, "/properties/payload"), (Pair, "/properties/pair"),
-     (Bag, "/properties/things/items")],
+    [(Anything, "/properties/payload"), (Bag, "/properties/things/items")],
 )
 def test_schemas_accepting_any_value_block_openai_strict(model: type[BaseModel],
                                                           where: str) -> None:

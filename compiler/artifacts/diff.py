@@ -186,9 +186,18 @@ def _adjustments(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
     return [] if report is None else list(report.get("adjustments", []))
 
 
+def _attempt(entry: Mapping[str, Any] | None, number: int) -> Mapping[str, Any] | None:
+    attempts = [] if entry is None else list(entry.get("attempts") or ())
+    return attempts[number - 2] if 0 <= number - 2 < len(attempts) else None
+
+
 def _explain(
     old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, path: str
 ) -> tuple[Explanation, ...]:
+    if path.startswith("attempt "):  # "attempt 2.temperature": that attempt's reports
+        head, _, path = path.partition(".")
+        number = int(head.split()[1])
+        old, new = _attempt(old, number), _attempt(new, number)
     before, after = _adjustments(old), _adjustments(new)
     old_ids = {_identity(a) for a in before}
     new_ids = {_identity(a) for a in after}

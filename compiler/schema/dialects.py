@@ -8,6 +8,24 @@ are allowed, what the root may be, and size limits. The projection
 a vendor. Each built-in dialect cites the vendor page its facts come from;
 limits move, so treat the numbers as dated data (read 2026).
 
+What dropping a keyword means is data too. :data:`VOCABULARY` lists the JSON Schema
+keywords (draft 2020-12, plus draft-07 ``definitions``/``dependencies`` and OpenAPI's
+``discriminator``); for each one a dialect lacks, :attr:`Dialect.blocking_keywords` says
+whether removing it is a *blocker* (the projection cannot be enforced) or, when absent,
+*harmless* (restated in the description and checked on the reply by the host). Which
+keywords a vendor lacks is the vendor's fact (the sources above, collected in
+``shared/reference/structured-output-rules.md``: OpenAI lists ``allOf``, ``not``,
+``dependentRequired``, ``dependentSchemas`` and ``if/then/else`` as unsupported;
+Anthropic has no numeric, string-length or most array constraints and no recursion;
+Gemini's OpenAPI subset has no ``additionalProperties``, ``$ref`` or combinators but
+``anyOf``). Whether dropping one is harmless is our rule, the same for every built-in
+dialect (:data:`BLOCKING_KEYWORDS`): a bound on one value (length, range, pattern, format,
+item or property counts) only widens what the schema admits, the model still reads it,
+and the host rejects the rare reply that breaks it; a keyword that decides which keys
+an object may hold, which schema an item or branch gets, or which shapes are excluded
+changes what the provider can send in a way the description cannot carry (an open
+object closed by a dialect that cannot say ``additionalProperties`` can only be ``{}``).
+
 :func:`compiler.schema.checks.check_dialect` verifies a (projected) schema against a
 dialect; the projection runs it on every result it builds.
 """
@@ -21,7 +39,54 @@ from types import MappingProxyType
 from compiler.errors import ProjectionError
 from registry.errors import closest
 
-__all__ = ["DIALECTS", "Dialect", "get_dialect"]
+__all__ = [
+    "BLOCKING_KEYWORDS", "DIALECTS", "FALSE_IS_HARMLESS", "VOCABULARY", "Dialect", "get_dialect",
+]
+
+VOCABULARY = frozenset({
+    # core
+    "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary",
+    "$comment", "$defs",
+    # applicators
+    "prefixItems", "items", "contains", "additionalProperties", "properties",
+    "patternProperties", "dependentSchemas", "propertyNames", "if", "then", "else", "allOf",
+    "anyOf", "oneOf", "not",
+    # unevaluated
+    "unevaluatedItems", "unevaluatedProperties",
+    # validation
+    "type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+    "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired",
+    # format, content, meta-data
+    "format", "contentEncoding", "contentMediaType", "contentSchema", "title", "description",
+    "default", "deprecated", "readOnly", "writeOnly", "examples",
+    # older drafts and OpenAPI
+    "definitions", "dependencies", "discriminator",
+})
+"""The JSON Schema keywords the dialect table classifies (any other key is an annotation)."""
+
+BLOCKING_KEYWORDS = frozenset({
+    # which keys an object may hold
+    "additionalProperties", "unevaluatedProperties", "patternProperties", "propertyNames",
+    "dependentSchemas", "dependentRequired", "dependencies", "required", "properties",
+    # which schema an item gets
+    "prefixItems", "items", "unevaluatedItems", "contains", "minContains", "maxContains",
+    # which branch or shape applies, or is excluded
+    "if", "then", "else", "not", "allOf", "anyOf", "oneOf", "type", "enum", "const",
+    # references: inlined where the dialect has none; what cannot be inlined (recursion)
+    # blocks, and so does what moves resolution ($defs and definitions only hold schemas
+    # that references use, so dropping them is harmless)
+    "$ref", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor",
+})
+"""Keywords whose removal blocks enforcement where a dialect lacks them (the rule of every
+built-in dialect, :attr:`Dialect.blocking_keywords`; see the module docstring).
+``oneOf``, ``const``, one-entry ``allOf`` and ``$ref`` are rewritten first where the
+dialect says so (``anyOf``, ``enum``, merged, inlined); only what is left is dropped."""
+
+FALSE_IS_HARMLESS = frozenset({"additionalProperties", "unevaluatedProperties"})
+"""Blocking keywords whose value ``false`` may still be dropped: an object without the
+keyword can hold only its declared properties, which is what ``false`` says."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +114,8 @@ class Dialect:
     root_must_be_object: bool
     # The root may carry ``anyOf``/``oneOf``; if not, such a root is wrapped too.
     root_anyof_allowed: bool
-    # JSON Schema keywords kept; every other keyword is removed and restated in the
-    # description. ``None`` keeps every keyword.
+    # JSON Schema keywords kept; every other keyword is removed: restated in the
+    # description, or a blocker (``blocking_keywords``). ``None`` keeps every keyword.
     keywords: frozenset[str] | None
     # Values of ``format`` kept; ``None`` keeps any format.
     string_formats: frozenset[str] | None
@@ -72,6 +137,44 @@ class Dialect:
     # Every schema must say what it accepts (``type``, ``enum``, ``const``, ``anyOf`` or
     # ``$ref``) and every array its ``items``; a schema accepting any value is a blocker.
     typed_schemas: bool = False
+    # Keywords whose removal, where the dialect lacks them, is a blocker (a ``false``
+    # value of the keywords in FALSE_IS_HARMLESS excepted); every other keyword it lacks
+    # is harmless: dropped, restated in the description and checked on the reply.
+    blocking_keywords: frozenset[str] = BLOCKING_KEYWORDS
+
+    @property
+    def harmless_drops(self) -> frozenset[str]:
+        """The keywords of :data:`VOCABULARY` this dialect lacks and drops harmlessly."""
+        if self.keywords is None:
+            return frozenset()
+        return VOCABULARY - self.keywords - self.blocking_keywords
+
+    @property
+    def blocking_drops(self) -> frozenset[str]:
+        """The keywords of :data:`VOCABULARY` this dialect lacks whose removal blocks."""
+        if self.keywords is None:
+            return frozenset()
+        return (VOCABULARY & self.blocking_keywords) - self.keywords
+
+    @property
+    def open_objects(self) -> bool:
+        """Whether an object may stay open (keep ``additionalProperties`` other than false)."""
+        return not self.closed_objects and (
+            self.keywords is None or "additionalProperties" in self.keywords
+        )
+
+    def drop_blocks(self, keyword: str, value: object) -> bool:
+        """Return whether removing ``keyword`` (with ``value``) blocks enforcement.
+
+        >>> d = DIALECTS["gemini"]
+        >>> d.drop_blocks("maxLength", 3), d.drop_blocks("additionalProperties", True)
+        (False, True)
+        >>> d.drop_blocks("additionalProperties", False)
+        False
+        """
+        if keyword not in self.blocking_keywords or self.keywords is None:
+            return False
+        return not (keyword in FALSE_IS_HARMLESS and value is False)
 
     def __post_init__(self) -> None:
         problems = []
@@ -89,6 +192,9 @@ class Dialect:
                 problems.append("oneof_as_anyof needs 'anyOf' in keywords")
             if not {"type", "properties", "items"} <= kw:
                 problems.append("keywords must include 'type', 'properties' and 'items'")
+        if not self.blocking_keywords <= VOCABULARY:
+            problems.append("blocking_keywords must name keywords of VOCABULARY: "
+                            + ", ".join(sorted(self.blocking_keywords - VOCABULARY)))
         if problems:
             raise ValueError(f"dialect {self.name!r} is inconsistent: " + "; ".join(problems))
 
@@ -128,6 +234,7 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             # The supported types are string, number, boolean, integer, object, array,
             # enum and anyOf: a schema naming none of them (pydantic's Any) is not one.
             typed_schemas=True,
+            blocking_keywords=BLOCKING_KEYWORDS,
         ),
         Dialect(
             name="anthropic",
@@ -153,14 +260,17 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             oneof_as_anyof=True,
             ref_siblings=True,
             typed_schemas=False,
+            blocking_keywords=BLOCKING_KEYWORDS,
         ),
         Dialect(
             name="gemini",
             source="https://ai.google.dev/gemini-api/docs/structured-output",
             all_required=False,
-            # The OpenAPI-style responseSchema rejects additionalProperties, so objects stay
-            # open (the keyword is removed and reported); pydantic still rejects or ignores
-            # extra keys on the reply as the contract says.
+            # The OpenAPI-style responseSchema rejects additionalProperties, so an object
+            # can hold only its declared properties: dropping 'false' is harmless, an open
+            # object (a dict, extra="allow", an object declaring no properties) is a
+            # blocker. pydantic still rejects or ignores extra keys on the reply as the
+            # contract says.
             closed_objects=False,
             supports_ref=False,
             supports_recursion=False,
@@ -180,6 +290,7 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             oneof_as_anyof=True,
             ref_siblings=True,
             typed_schemas=False,
+            blocking_keywords=BLOCKING_KEYWORDS,
         ),
         Dialect(
             name="json",
@@ -200,6 +311,7 @@ DIALECTS: Mapping[str, Dialect] = MappingProxyType({
             oneof_as_anyof=False,
             ref_siblings=True,
             typed_schemas=False,
+            blocking_keywords=BLOCKING_KEYWORDS,
         ),
     )
 })

@@ -8,8 +8,8 @@ the enforcement pass, the shown instructions and reply parsing. Each rewrite is 
 ``schema.made_required_nullable`` an optional property made required (and nullable if it
                                   did not accept null already)
 ``schema.closed_object``          ``additionalProperties: false`` added to an object
-``schema.keyword_dropped``        a keyword (or a ``minItems`` value) the dialect lacks;
-                                  restated in the description
+``schema.keyword_dropped``        a keyword (or a ``minItems`` value) the dialect lacks and
+                                  drops harmlessly; restated in the description
 ``schema.format_dropped``         a ``format`` the dialect lacks; restated in the description
 ``schema.default_stripped``       a ``default`` removed (defaults are annotations)
 ``schema.refs_inlined``           a local ``$ref`` replaced by its target, at the use site
@@ -79,9 +79,14 @@ class Projection:
             ``("$defs", "Item", "properties", "note")`` or ``("properties", "a",
             "items", "properties", "b")``) of the properties made nullable because
             they were optional; a null there means "absent" when a reply is parsed.
-        blockers: why strict enforcement is impossible in this dialect (recursion,
-            an open object under closed objects, a schema accepting any value where
-            every schema must be typed, a size limit); empty = enforceable.
+        blockers: why strict enforcement is impossible in this dialect, one
+            ``"<JSON Pointer>: <why>"`` string each (pointer into the contract's schema,
+            ``/`` for the root): an open object where the dialect closes every object
+            or has no ``additionalProperties``, a keyword the dialect table marks a
+            blocker (:attr:`~compiler.schema.dialects.Dialect.blocking_keywords`), a
+            schema accepting any value where every schema must be typed; recursion
+            names the reference instead (``#/$defs/Node: ...``) and a size limit the
+            whole schema (``the schema ...``). Empty = enforceable.
     """
 
     dialect: str

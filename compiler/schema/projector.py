@@ -32,7 +32,13 @@ from compiler.schema.checks import (
 from compiler.schema.dialects import Dialect
 from compiler.schema.frozen_json import canonical_sha256, freeze_json, thaw_json
 from compiler.schema.projected import WRAP_PROPERTY, Projection, SchemaChange
-from compiler.schema.rewrites import ANNOTATIONS, is_pure_union, merge_ref_siblings
+from compiler.schema.rewrites import (
+    ONLY_REMOVED,
+    accepts_null,
+    is_pure_union,
+    merge_ref_siblings,
+    nullable,
+)
 from compiler.schema.walk import escape_pointer, schema_slot
 
 __all__ = ["Projector"]
@@ -66,7 +72,7 @@ class Projector:
         self.recursive = recursive_refs(source, self.refs)
         self.changes: list[SchemaChange] = []
         self.nullable: set[tuple[str, ...]] = set()
-        self.open_objects: list[str] = []
+        self.blocked: list[str] = []  # open objects and blocking drops, in schema order
         self.defs_wanted: list[str] = []
 
     # ----------------------------------------------------------------- driver
@@ -135,7 +141,7 @@ class Projector:
 
     def _blockers(self, schema: dict[str, Any]) -> list[str]:
         d = self.dialect
-        blockers = list(self.open_objects)
+        blockers = list(self.blocked)
         refs = LocalRefs(schema)
         if not d.supports_recursion:
             blockers.extend(
@@ -171,8 +177,9 @@ class Projector:
         d = self.dialect
         ref = node.get("$ref")
         if isinstance(ref, str):
-            beside = not d.ref_siblings and any(
-                key not in ("$ref", "default") and self._keeps(key) for key in node
+            beside = not d.ref_siblings and any(  # kept, or restated in the description
+                key not in ("$ref", "default") and (self._keeps(key) or key not in ONLY_REMOVED)
+                for key in node
             )
             if inline_ref or beside or (not d.supports_ref and ref not in self.recursive):
                 why = ("the root must be an object schema" if inline_ref
@@ -221,8 +228,12 @@ class Projector:
                              f"{d.name} does not support 'const'; a one-value enum says the same")
             elif (refusal := self._refusal(key, value)) is not None:
                 kind, why = refusal
-                if key in ANNOTATIONS:
-                    why += "; an annotation, not a constraint, so it is only removed"
+                if d.drop_blocks(key, value):  # a blocker, not a change; restated for display
+                    dropped.append((key, value))
+                    self.blocked.append(f"{at}: {why}; {self._drop_harm(key, value, node)}")
+                    continue
+                if key in ONLY_REMOVED:
+                    why += "; not a constraint, so it is only removed"
                 else:
                     dropped.append((key, value))
                     why += "; restated in the description and still checked on the reply"
@@ -240,8 +251,20 @@ class Projector:
             out["description"] = f"{previous}\n{note}" if previous else note
         if is_object_schema(out):
             self._require_all(out)
+        if is_object_schema(out) or ("type" not in node and (
+            "additionalProperties" in node or "patternProperties" in node
+        )):
             self._close(node, out, ptr)
         return out
+
+    def _drop_harm(self, key: str, value: Any, node: Mapping[str, Any]) -> str:
+        """Say why removing ``key`` blocks enforcement (the dialect table marks it a blocker)."""
+        if key in ("additionalProperties", "patternProperties", "unevaluatedProperties"):
+            what = ("no undeclared keys" if "properties" in node
+                    else "no keys at all, so only {} could be sent")
+            return (f"the contract admits undeclared keys there, and without it the object "
+                    f"admits {what}")
+        return "dropping it changes what the schema admits (a blocker in the dialect table)"
 
     def _sub(self, key: str, value: Any, at: str, path: tuple[str, ...]) -> Any:
         slot = schema_slot(key, value)
@@ -297,7 +320,7 @@ class Projector:
                 continue
             why = (f"{d.name} requires every property to be required; the optional field is "
                    "sent as required")
-            if self._accepts_null(sub, 0):
+            if accepts_null(sub, self.refs.lookup):
                 out[name] = self._node(sub, at, here)
                 self._change("schema.made_required_nullable", at, "optional",
                              "required (already nullable)",
@@ -308,7 +331,7 @@ class Projector:
                 projected = self._node(sub, at, here)  # append the null branch: paths stay put
                 projected["anyOf"] = [*projected["anyOf"], {"type": "null"}]
             else:
-                projected = _nullable(self._node(sub, at, (*here, "anyOf", "0")))
+                projected = nullable(self._node(sub, at, (*here, "anyOf", "0")))
             out[name] = projected
             self._change("schema.made_required_nullable", at, "optional", "required, nullable",
                          f"{why} and nullable; a null reply means absent, so the contract's "
@@ -333,54 +356,31 @@ class Projector:
         out.update(rebuilt)
 
     def _close(self, node: Mapping[str, Any], out: dict[str, Any], ptr: str) -> None:
+        """Close an object the dialect cannot leave open, or name it as a blocker."""
         d = self.dialect
-        if not d.closed_objects:
+        if d.open_objects:
             return
-        extra = out.get("additionalProperties", _MISSING)
+        kept = self._keeps("additionalProperties")
+        extra = (out if kept else node).get("additionalProperties", _MISSING)
+        patterned = "patternProperties" in node
         if extra is False:
             return
-        if extra is _MISSING and "properties" in out and "patternProperties" not in node:
-            out["additionalProperties"] = False
-            self._change("schema.closed_object", ptr, None, False,
-                         f"{d.name} requires 'additionalProperties: false' on every object; "
-                         "keys the contract does not declare cannot appear")
+        if extra is _MISSING and "properties" in out and not patterned:
+            if d.closed_objects:
+                out["additionalProperties"] = False
+                self._change("schema.closed_object", ptr, None, False,
+                             f"{d.name} requires 'additionalProperties: false' on every object; "
+                             "keys the contract does not declare cannot appear")
             return
+        if (extra is not _MISSING and not kept) or (patterned and not self._keeps(
+                "patternProperties")):
+            return  # the dropped keyword is a blocker at its own pointer already
         shown = "absent" if extra is _MISSING else json.dumps(extra, sort_keys=True)
-        self.open_objects.append(
+        rule = (f"{d.name} requires 'additionalProperties: false' on every object"
+                if d.closed_objects else
+                f"{d.name} has no 'additionalProperties', so the object could hold only its "
+                "declared properties")
+        self.blocked.append(
             f"{ptr or '/'}: an open object (additionalProperties {shown}) cannot be enforced; "
-            f"{d.name} requires 'additionalProperties: false' on every object"
+            + rule
         )
-
-    def _accepts_null(self, node: Any, depth: int) -> bool:
-        """Return whether ``node`` (a contract subschema) already accepts JSON ``null``."""
-        if isinstance(node, bool):
-            return node
-        if not isinstance(node, Mapping) or depth > 32:
-            return False
-        ref = node.get("$ref")
-        if isinstance(ref, str) and not self._accepts_null(self.refs.lookup(ref), depth + 1):
-            return False
-        kind = node.get("type")
-        if kind is not None and kind != "null" and not (isinstance(kind, list) and "null" in kind):
-            return False
-        if "enum" in node and None not in node["enum"]:
-            return False
-        if "const" in node and node["const"] is not None:
-            return False
-        for key in ("anyOf", "oneOf"):
-            if isinstance(node.get(key), list) and not any(
-                self._accepts_null(branch, depth + 1) for branch in node[key]
-            ):
-                return False
-        if isinstance(node.get("allOf"), list):
-            return all(self._accepts_null(branch, depth + 1) for branch in node["allOf"])
-        return True
-
-
-def _nullable(inner: Any) -> dict[str, Any]:
-    """Return ``{"anyOf": [inner, {"type": "null"}]}``, the title and description moved out."""
-    if not isinstance(inner, dict):
-        return {"anyOf": [inner, {"type": "null"}]}
-    notes = {key: inner[key] for key in ("title", "description") if key in inner}
-    core = {key: value for key, value in inner.items() if key not in notes}
-    return {"anyOf": [core, {"type": "null"}], **notes}

@@ -1,25 +1,33 @@
 """Rewrites of one schema node that the projector applies, with no state of their own.
 
 :mod:`compiler.schema.projector` calls them while it walks a contract's schema: laying the
-siblings of a ``$ref`` over its target when the reference is inlined, and telling a bare
-union apart from a node with constraints of its own.
+siblings of a ``$ref`` over its target when the reference is inlined, telling a bare
+union apart from a node with constraints of its own, and making an optional property
+nullable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from compiler.errors import ProjectionError
 from compiler.schema.dialects import Dialect
 
-__all__ = ["ANNOTATIONS", "is_pure_union", "merge_ref_siblings"]
+__all__ = [
+    "ANNOTATIONS", "ONLY_REMOVED", "accepts_null", "is_pure_union", "merge_ref_siblings",
+    "nullable",
+]
 
 ANNOTATIONS = frozenset({
     "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
     "$comment",
 })
 """JSON Schema keywords that annotate a schema and constrain nothing."""
+
+ONLY_REMOVED = ANNOTATIONS | {"$schema", "$vocabulary", "$defs", "definitions"}
+"""Keywords removed without a note in the description: annotations, and keywords that
+say nothing about the value itself (the meta-schema, a container of definitions)."""
 
 
 def merge_ref_siblings(node: Mapping[str, Any], target: Any, ptr: str) -> Any:
@@ -45,3 +53,41 @@ def is_pure_union(node: Mapping[str, Any], dialect: Dialect) -> bool:
     union = {"anyOf", "oneOf"} if dialect.oneof_as_anyof else {"anyOf"}
     rest = set(node) - ANNOTATIONS
     return len(rest) == 1 and rest <= union
+
+
+def accepts_null(node: Any, lookup: Callable[[str], Any], depth: int = 0) -> bool:
+    """Return whether ``node`` (a contract subschema) already accepts JSON ``null``.
+
+    ``lookup`` resolves a local ``$ref`` (:meth:`compiler.schema.checks.LocalRefs.lookup`).
+    """
+    if isinstance(node, bool):
+        return node
+    if not isinstance(node, Mapping) or depth > 32:
+        return False
+    ref = node.get("$ref")
+    if isinstance(ref, str) and not accepts_null(lookup(ref), lookup, depth + 1):
+        return False
+    kind = node.get("type")
+    if kind is not None and kind != "null" and not (isinstance(kind, list) and "null" in kind):
+        return False
+    if "enum" in node and None not in node["enum"]:
+        return False
+    if "const" in node and node["const"] is not None:
+        return False
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list) and not any(
+            accepts_null(branch, lookup, depth + 1) for branch in node[key]
+        ):
+            return False
+    if isinstance(node.get("allOf"), list):
+        return all(accepts_null(branch, lookup, depth + 1) for branch in node["allOf"])
+    return True
+
+
+def nullable(inner: Any) -> dict[str, Any]:
+    """Return ``{"anyOf": [inner, {"type": "null"}]}``, the title and description moved out."""
+    if not isinstance(inner, dict):
+        return {"anyOf": [inner, {"type": "null"}]}
+    notes = {key: inner[key] for key in ("title", "description") if key in inner}
+    core = {key: value for key, value in inner.items() if key not in notes}
+    return {"anyOf": [core, {"type": "null"}], **notes}
