@@ -19,6 +19,9 @@ import pytest
 from compiler import CompiledRequest, Intent, compile_request
 from compiler.errors import NoEndpointError, PromptTooLongError
 from compiler.passes.budget import prompt_tokens
+from compiler.schema.checks import check_dialect
+from compiler.schema.dialects import get_dialect
+from compiler.schema.instructions import extract_shown_schema
 from registry.resolve.resolver import Registry
 from tests.conftest import OPENROUTER, ROOT
 
@@ -54,6 +57,8 @@ def problems(attempt: CompiledRequest, endpoint: Any, prompt: int) -> list[str]:
     fmt = params.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         needed.add("structured_outputs")
+    if any(t["function"].get("strict") is True for t in params.get("tools") or ()):
+        needed.add("structured_outputs")  # strict only with evidence
     found = []
     missing = needed - set(endpoint.supported_parameters)
     if missing:
@@ -72,6 +77,27 @@ def problems(attempt: CompiledRequest, endpoint: Any, prompt: int) -> list[str]:
     return found
 
 
+def schema_problems(attempt: CompiledRequest, dialect: str) -> list[str]:
+    """A schema the provider sees must suit the model's dialect, equal the one shown,
+    and be claimed as enforced only when strict."""
+    body = attempt.body
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        sent, strict = fmt["json_schema"]["schema"], fmt["json_schema"].get("strict") is True
+    elif body.get("tools"):
+        function = body["tools"][0]["function"]
+        sent, strict = function["parameters"], function.get("strict") is True
+    else:
+        return [] if attempt.report.enforced_sha256 is None else ["enforced without schema"]
+    found = [f"{dialect}: {p}" for p in check_dialect(sent, get_dialect(dialect))]
+    assert attempt.instructions is not None
+    if extract_shown_schema(attempt.instructions["content"]) != sent:
+        found.append("the schema shown differs from the one sent")
+    if (attempt.report.enforced_sha256 is not None) != strict:
+        found.append(f"enforced_sha256 {attempt.report.enforced_sha256} but strict {strict}")
+    return found
+
+
 def _prompt(attempt: CompiledRequest, intent: Intent) -> int:
     text = None if attempt.instructions is None else attempt.instructions["content"]
     return prompt_tokens(text, MESSAGES, intent.estimated_prompt_tokens)
@@ -83,12 +109,14 @@ def _fields(intent: Intent) -> dict[str, object]:
 
 
 def test_every_attempt_fits_every_endpoint_it_can_reach() -> None:
-    """Unpinned, full coverage: each attempt fits every endpoint its routing reaches, every
-    endpoint is in exactly one attempt or excluded with a reason, never for a feature."""
+    """Unpinned, full coverage: each attempt fits every endpoint its routing reaches (strict
+    only where all of them list structured_outputs), every schema sent suits the model's
+    dialect and equals the one shown, every endpoint is in exactly one attempt or
+    excluded with a reason, never for a feature."""
     registry = Registry.load(metadata=MODELS, endpoints=ENDPOINTS, models=ROOT / "models.yaml",
                              stages=ROOT / "stages.yaml")
     violations: list[str] = []
-    plans = endpoints_seen = multi = 0
+    plans = endpoints_seen = multi = schemas = 0
     for name in registry.stage_names():
         intent = Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
         for model_id in registry.catalog.ids():
@@ -103,7 +131,11 @@ def test_every_attempt_fits_every_endpoint_it_can_reach() -> None:
             plans += 1
             multi += len(req.plan) > 1
             claimed: dict[int, int] = {}
+            dialect = registry.resolve(model_id).dialect
             for number, attempt in enumerate(req.plan):
+                schemas += attempt.rung in ("schema", "tool")
+                for problem in schema_problems(attempt, dialect):
+                    violations.append(f"{name} {model_id} attempt {number}: {problem}")
                 reach = routed(attempt.body.get("provider") or {}, endpoints)
                 if not reach:
                     violations.append(f"{name} {model_id} attempt {number}: reaches nothing")
@@ -127,6 +159,7 @@ def test_every_attempt_fits_every_endpoint_it_can_reach() -> None:
     assert plans > 300 * 4
     assert endpoints_seen > 900 * 4
     assert multi > 100  # the sweep reaches plans of several attempts, not only the easy case
+    assert schemas > 1000  # and the schema and tool rungs
 
 
 def test_pinned_to_each_endpoint_the_single_attempt_fits_it() -> None:
