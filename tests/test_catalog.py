@@ -147,14 +147,14 @@ def test_require_unknown_suggests() -> None:
     assert "acme/widget-1" in info.value.suggestions
 
 
-def test_undated_file_uses_mtime(tmp_path: Path) -> None:
-    """A file name without a date gives the file's mtime as an ISO UTC datetime."""
+def test_undated_file_has_no_date(tmp_path: Path) -> None:
+    """A file name without a date gives no date: never the mtime (a touch changes nothing)."""
     path = tmp_path / "models.json"
     path.write_text('{"data": [{"id": "a/b"}]}', encoding="utf-8")
     os.utime(path, (1_767_225_600, 1_767_225_600))  # 2026-01-01T00:00:00Z
     catalog = load_catalog(path)
-    assert catalog.fetched_at == "2026-01-01T00:00:00+00:00"
-    assert catalog.describe() == "models.json (file, as of 2026-01-01T00:00:00+00:00)"
+    assert catalog.fetched_at is None
+    assert catalog.describe() == "models.json (file)"
 
 
 def test_dated_file_name_and_describe(tmp_path: Path) -> None:

@@ -7,15 +7,25 @@ deterministic (sorted keys, no clock readings), so a lock on disk can be compare
 byte for byte with a fresh one (``capc lock --check``) and two locks can be diffed
 (:mod:`compiler.artifacts.diff`).
 
-Shape (``format`` 1; the full JSON Schema is :func:`lock_json_schema`)::
+Shape (``format`` 2; the full JSON Schema is :func:`lock_json_schema`)::
 
-    {"$schema": LOCK_SCHEMA_ID, "format": 1,
+    {"$schema": LOCK_SCHEMA_ID, "format": 2,
      "generator": {"name": "capability-compiler", "version": "0.1.0"},
      "metadata": {"source": ..., "fetched_at": ..., "text": ...},
+     "inputs": {"metadata", "endpoints", "models_yaml", "stages_yaml", "contracts"},
+     "client": {"method": "POST", "base_url", "path", "headers": [NAME, ...]},
+     "contracts": {CONTRACT_SHA256: {"name", "spec", "schema", "unchecked"}},
+     "schemas": {SHOWN_SHA256: projected schema},
      "stages": {STAGE: {MODEL: {"status": "ok" | "error", "request", "instructions",
                                 "report", "shown_sha256", "enforced_sha256",
-                                "metadata", "error", ["endpoints", "attempts",
-                                "routes"]}}}}
+                                "metadata", "error", "reply", ["endpoints",
+                                "attempts", "routes"]}}}}
+
+``reply`` is the recipe for reading a reply (:mod:`compiler.artifacts.lock_reply`);
+``inputs`` names every input with a hash of its content
+(:mod:`compiler.artifacts.lock_inputs`). Nothing in the lock depends on the clock, a
+file's modification time or how the metadata was obtained this time (a stale age, a
+failed fetch): only on the inputs.
 
 ``endpoints``, ``attempts`` and ``routes`` are present only with endpoint data: the
 endpoints ``request`` is for, the later route-plan attempts (each a complete request
@@ -31,6 +41,7 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import stat
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -40,7 +51,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from compiler.artifacts.lock_inputs import describe_inputs
+from compiler.artifacts.lock_reply import contract_record, reply_recipe
 from compiler.artifacts.lock_schema import (
+    CHAT_COMPLETIONS_PATH,
+    CLIENT_HEADERS,
     LOCK_FORMAT,
     LOCK_SCHEMA_ID,
     LockDocument,
@@ -56,9 +71,11 @@ from compiler.errors import (
 )
 from compiler.report import AdjustmentReport
 from compiler.request import compile_request
+from compiler.schema.frozen_json import thaw_json
 from registry.errors import RoutingError, UnknownModelError, UnsupportedModalityError
 from registry.metadata.catalog import Catalog
 from registry.resolve.resolver import Registry
+from registry.sources.settings import DEFAULT_BASE_URL
 
 __all__ = [
     "DEFAULT_LOCK_NAME",
@@ -174,13 +191,17 @@ def _catalog_metadata(catalog: Catalog) -> dict[str, Any]:
     return {
         "source": _file_name(catalog.source),
         "fetched_at": catalog.fetched_at,
-        "text": catalog.describe(),
+        "text": catalog.describe(age=False),
     }
 
 
 def _portable_report(report: AdjustmentReport, catalog: Catalog) -> dict[str, Any]:
-    """Return the report as a dict, with metadata evidence naming the file only."""
+    """Return the report as a dict, with metadata evidence naming the file only, and
+    nothing about how the metadata was obtained this time (age, fetch notes)."""
     data = report.to_dict()
+    if data["metadata"] == catalog.describe():
+        data["metadata"] = catalog.describe(age=False)
+    data["notes"] = [n for n in data["notes"] if n != catalog.note]
     for adjustment in data["adjustments"]:
         evidence = adjustment["evidence"]
         if evidence is not None and evidence["source"] == catalog.source:
@@ -209,6 +230,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
         compiled = item.compiled
         entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
         entry["instructions"] = compiled.instructions
+        entry["reply"] = reply_recipe(compiled)
         if compiled.endpoints:
             entry["endpoints"] = list(compiled.endpoints)
         if compiled.attempts:
@@ -220,6 +242,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
                     "report": _portable_report(a.report, catalog),
                     "shown_sha256": a.report.shown_sha256,
                     "enforced_sha256": a.report.enforced_sha256,
+                    "reply": reply_recipe(a),
                 }
                 for a in compiled.attempts
             ]
@@ -227,6 +250,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
             entry["routes"] = [r.to_dict() for r in compiled.routes]
     else:
         error = item.error
+        entry["reply"] = None
         entry["error"] = {
             "type": type(error).__name__,
             "message": str(error),
@@ -237,7 +261,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
 
 def build_lock(
     registry: Registry, compilations: Sequence[Compilation] | None = None,
-    *, coverage: str | None = None,
+    *, coverage: str | None = None, endpoints: str | Path | None = None,
 ) -> dict[str, Any]:
     """Build the lock document for a registry.
 
@@ -246,6 +270,8 @@ def build_lock(
         compilations: results of :func:`compile_all` when already computed; ``None``
             compiles now.
         coverage: as for :func:`compile_all`.
+        endpoints: the endpoints file the registry was loaded with (recorded in
+            ``inputs`` by name and hash), or ``None``.
 
     Returns:
         The JSON-ready document (see the module docstring); serialise it with
@@ -256,13 +282,27 @@ def build_lock(
     """
     items = compile_all(registry, coverage=coverage) if compilations is None else compilations
     stages: dict[str, dict[str, Any]] = {name: {} for name in registry.stage_names()}
+    contracts: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
     for item in items:
         stages.setdefault(item.stage, {})[item.model] = _entry(item, registry)
+        for attempt in () if item.compiled is None else item.compiled.plan:
+            if attempt.contract is not None and attempt.projection is not None:
+                if attempt.contract.sha256 not in contracts:
+                    spec = registry.stage(item.stage).contract
+                    contracts[attempt.contract.sha256] = contract_record(attempt.contract, spec)
+                schemas[attempt.projection.sha256] = thaw_json(attempt.projection.schema)
     return {
         "$schema": LOCK_SCHEMA_ID,
         "format": LOCK_FORMAT,
         "generator": {"name": "capability-compiler", "version": _tool_version()},
         "metadata": _catalog_metadata(registry.catalog),
+        "inputs": describe_inputs(registry, endpoints=endpoints, routed=[
+            i.model for i in items if i.compiled is not None and i.compiled.routes]),
+        "client": {"method": "POST", "base_url": DEFAULT_BASE_URL,
+                   "path": CHAT_COMPLETIONS_PATH, "headers": list(CLIENT_HEADERS)},
+        "contracts": contracts,
+        "schemas": schemas,
         "stages": stages,
     }
 
@@ -276,27 +316,43 @@ def dump_lock(document: dict[str, Any]) -> str:
     Returns:
         The text to write; equal documents give equal text.
     """
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
+                      allow_nan=False) + "\n"
 
 
-def write_lock(text: str, path: str | Path) -> None:
-    """Write lock text atomically: a temporary file in the same directory, then ``os.replace``.
+def write_lock(text: str, path: str | Path) -> Path:
+    """Write lock text atomically: a temporary file beside the target, then ``os.replace``.
 
-    A reader sees the old lock or the new one, never a partial file. An existing
-    file's permission bits are kept; a new file gets ``0o644``.
+    A reader sees the old lock or the new one, never a partial file. A symlink is
+    followed: the file it points to is replaced (in that file's directory), and the
+    link stays a link. Missing parent directories are created. An existing file's
+    permission bits are kept; a new file gets ``0o644``.
 
     Args:
         text: the output of :func:`dump_lock`.
         path: where the lock goes.
 
+    Returns:
+        The file written (``path`` with symlinks resolved).
+
     Raises:
+        LockFileError: the target exists and is not a regular file (a directory, a
+            device such as ``/dev/stdout``, a FIFO).
         OSError: the directory is not writable, or the disk is full.
     """
-    target = Path(path)
+    target = Path(os.path.realpath(path))
     try:
-        mode = target.stat().st_mode & 0o777
+        info = target.stat()
     except FileNotFoundError:
         mode = 0o644
+    else:
+        if not stat.S_ISREG(info.st_mode):
+            raise LockFileError(
+                f"{path}: not a regular file; give a file path for --output "
+                "(or '-' for standard output)"
+            )
+        mode = info.st_mode & 0o777
+    target.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -309,6 +365,7 @@ def write_lock(text: str, path: str | Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+    return target
 
 
 def read_lock(path: str | Path) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "CHAT_COMPLETIONS_PATH",
+    "CLIENT_HEADERS",
     "LOCK_FORMAT",
     "LOCK_SCHEMA_ID",
     "LockDocument",
@@ -19,9 +21,16 @@ __all__ = [
 ]
 
 #: Version of the lock format; bumped on any incompatible change.
-LOCK_FORMAT = 1
+LOCK_FORMAT = 2
 #: The ``$schema`` value of every lock document and the ``$id`` of its JSON Schema.
-LOCK_SCHEMA_ID = "urn:capability-compiler:lock:1"
+LOCK_SCHEMA_ID = "urn:capability-compiler:lock:2"
+
+#: The URL path every request of the lock is sent to, below the base URL.
+CHAT_COMPLETIONS_PATH = "/chat/completions"
+#: The header names a client sends with each request (values are the caller's: the
+#: API key is never in the lock); OpenRouter reads the last two for attribution, both
+#: optional (https://openrouter.ai/docs/api-reference/overview).
+CLIENT_HEADERS = ("Authorization", "Content-Type", "HTTP-Referer", "X-Title")
 
 _SHA256 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
 
@@ -117,6 +126,32 @@ class LockFailure(_Strict):
     """Adjustment kinds the stage's policy refused (``AdjustmentRefused`` only)."""
 
 
+class LockReply(_Strict):
+    """How to read a reply to this request: where the output is and what to undo."""
+
+    source: Literal["content", "tool_arguments"]
+    """``content``: ``choices[0].message.content``; ``tool_arguments``: the forced call's
+    ``choices[0].message.tool_calls[0].function.arguments`` (rung ``tool``)."""
+    tool: str | None
+    """The forced function's name at rung ``tool``, else ``null``."""
+    strip_fence: bool
+    """Remove one Markdown code fence around the whole text before parsing (rungs
+    ``json`` and ``prompt``: nothing enforced JSON)."""
+    schema_: _SHA256 = Field(alias="schema")
+    """Key into the document's ``schemas``: the shown (projected) schema the pointers
+    of ``absent_nulls`` point into."""
+    absent_nulls: list[str]
+    """JSON Pointers into that schema of the properties the projection made nullable:
+    a ``null`` there means *absent* (delete the key, so the contract default applies).
+    Walk the reply with the schema (following ``$ref``; for ``anyOf``/``oneOf`` the
+    first branch the value validates against), before unwrapping."""
+    wrapped_root: str | None
+    """The property a non-object root was wrapped in (the reply is ``{KEY: value}``;
+    validate ``value``), or ``null``."""
+    contract: _SHA256
+    """Key into the document's ``contracts``: validate the result against its schema."""
+
+
 class LockAttempt(_Strict):
     """A later route-plan attempt: a complete request for the endpoints it names."""
 
@@ -132,6 +167,8 @@ class LockAttempt(_Strict):
     """SHA-256 of the schema shown to the model."""
     enforced_sha256: _SHA256 | None
     """SHA-256 of the schema the provider enforces."""
+    reply: LockReply | None = None
+    """How to read a reply to this attempt, or ``null`` without a contract."""
 
 
 class LockRoute(_Strict):
@@ -185,6 +222,62 @@ class LockEntry(_Strict):
     endpoint that can serve the model."""
     routes: list[LockRoute] | None = None
     """One row per endpoint of the model; absent without endpoint data."""
+    reply: LockReply | None = None
+    """How to read a reply to ``request``, or ``null`` without a contract (or an error)."""
+
+
+class LockContract(_Strict):
+    """An output contract, stored once and referenced by its hash."""
+
+    name: str
+    """The contract type's name."""
+    spec: str | None
+    """The stages.yaml ``contract`` value (``module:Class`` or ``file.py:Class``)."""
+    schema_: dict[str, Any] = Field(alias="schema")
+    """What pydantic validates (``TypeAdapter.json_schema(mode="validation")``, every
+    constraint included); its SHA-256 (compact, sorted keys) is the key."""
+    unchecked: list[str]
+    """What the schema cannot express, so a JSON Schema validator does not check it:
+    custom validators, and pydantic's lax coercions (``"3"`` for an integer)."""
+
+
+class LockInput(_Strict):
+    """One input of the lock: where it came from and a hash of its content."""
+
+    source: str
+    """File name (never the directory), ``bundled seed``, or a URL for fetched data."""
+    sha256: _SHA256 | None
+    """SHA-256 of its bytes; ``null`` for data fetched from the network."""
+
+
+class LockInputs(_Strict):
+    """Every input the lock is a function of; ``lock --check`` names the one that changed."""
+
+    metadata: LockInput
+    """The models list."""
+    endpoints: LockInput | None
+    """The ``/endpoints`` data, or ``null``: none was used (model-level figures)."""
+    models_yaml: LockInput | None
+    """models.yaml, or ``null`` when none was given."""
+    stages_yaml: LockInput
+    """stages.yaml."""
+    contracts: dict[str, _SHA256]
+    """Every local module a contract imports (its own file included), by path relative
+    to stages.yaml's directory (or module name), with the SHA-256 of its bytes."""
+
+
+class LockClient(_Strict):
+    """How a client sends each request (the same for every entry)."""
+
+    method: Literal["POST"]
+    """The HTTP method."""
+    base_url: str
+    """OpenRouter's API base URL, unless the caller uses another."""
+    path: str
+    """Appended to the base URL."""
+    headers: list[str]
+    """Header names sent (``Authorization: Bearer <key>``, ``Content-Type:
+    application/json``; the attribution headers are optional); never values."""
 
 
 class LockGenerator(_Strict):
@@ -199,14 +292,23 @@ class LockGenerator(_Strict):
 class LockDocument(_Strict):
     """A capability-compiler lock file: every declared stage x model, compiled."""
 
-    schema_id: Literal["urn:capability-compiler:lock:1"] = Field(alias="$schema")
+    schema_id: Literal["urn:capability-compiler:lock:2"] = Field(alias="$schema")
     """Identifies the format."""
-    format: Literal[1]
+    format: Literal[2]
     """Version of the lock format."""
     generator: LockGenerator
     """The tool and version that wrote the lock."""
     metadata: LockMetadata
     """The metadata catalog every pair was compiled from."""
+    inputs: LockInputs
+    """The inputs, each with its content hash."""
+    client: LockClient
+    """Method, URL and header names of every request."""
+    contracts: dict[str, LockContract]
+    """Contract SHA-256 -> the contract's full validation schema."""
+    schemas: dict[str, dict[str, Any]]
+    """Shown-schema SHA-256 (``shown_sha256``) -> the projected schema shown to the
+    model (and, where enforced, the one the provider enforces)."""
     stages: dict[str, dict[str, LockEntry]]
     """Stage name -> model id -> entry."""
 
@@ -219,7 +321,7 @@ def lock_json_schema() -> dict[str, Any]:
         ``docs/schema/lock.schema.json``.
 
     >>> lock_json_schema()["$id"]
-    'urn:capability-compiler:lock:1'
+    'urn:capability-compiler:lock:2'
     """
     schema = LockDocument.model_json_schema(by_alias=True)
     return {

@@ -43,7 +43,9 @@ def register(sub: Any) -> dict[str, Handler]:
         description="Compile each stage for each model in its stages.yaml 'models' list and "
         "write one deterministic JSON document (default: capc.lock.json next to stages.yaml).",
     )
-    lock.add_argument("--output", metavar="PATH", help="where to write the lock")
+    lock.add_argument("--output", metavar="PATH",
+                      help="where to write the lock ('-': standard output); a symlink is "
+                      "followed, missing directories are created")
     lock.add_argument(
         "--check",
         action="store_true",
@@ -83,6 +85,7 @@ def register(sub: Any) -> dict[str, Handler]:
 def _cmd_lock(args: argparse.Namespace) -> int:
     from compiler.artifacts.lock import (
         DEFAULT_LOCK_NAME,
+        LockFileError,
         build_lock,
         compile_all,
         dump_lock,
@@ -96,13 +99,15 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     registry = load_registry(args)
     if registry.stages_file is None:
         raise CliError("no stages.yaml here; give --stages PATH", EXIT_INPUT)
+    if args.output == "-" and args.check:
+        raise CliError("--check compares a lock file; give --output PATH, not '-'", EXIT_INPUT)
     output = (
         Path(args.output)
         if args.output
         else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
     )
     items = compile_all(registry, coverage=args.coverage)
-    document = build_lock(registry, items)
+    document = build_lock(registry, items, endpoints=args.endpoints)
     text = dump_lock(document)
     failed = [
         {"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: {i.error}"}
@@ -112,8 +117,13 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     summary: dict[str, Any] = {"path": str(output), "pairs": len(items), "failed": failed}
     if args.check:
         return _check(output, text, document, summary, args.json)
+    if args.output == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
     try:
         write_lock(text, output)
+    except LockFileError as exc:
+        raise CliError(str(exc), EXIT_INPUT) from exc
     except OSError as exc:
         raise CliError(
             f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
@@ -132,6 +142,8 @@ def _check(
 ) -> int:
     from compiler.artifacts.diff import count_pairs, diff_locks, render_changes
     from compiler.artifacts.lock import LockFileError, read_lock
+    from compiler.artifacts.lock_inputs import input_changes
+    from compiler.artifacts.lock_schema import LOCK_FORMAT
 
     try:
         current = output.read_text(encoding="utf-8")
@@ -144,20 +156,27 @@ def _check(
             print(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
         return EXIT_OK
     changes: list[Any] = []
+    inputs: list[str] = []
     why = "does not exist"
     if current is not None:
         try:
             old = read_lock(output)
         except LockFileError as exc:
-            why = f"is not a valid lock ({exc})"
+            found = _format_of(current)
+            why = (f"is in lock format {found}; this version writes format {LOCK_FORMAT}"
+                   if found is not None and found != LOCK_FORMAT
+                   else f"is not a valid lock ({exc})")
         else:
             changes = diff_locks(old, document)
+            inputs = input_changes(old.get("inputs") or {}, document["inputs"])
             why = (
                 f"is out of date: {len(changes)} setting(s) changed"
                 if changes
                 else "is out of date: no setting changed, but its generator version, "
-                "metadata or formatting differs"
+                "inputs or formatting differ"
             )
+            if inputs:
+                why += "; changed input(s): " + "; ".join(inputs)
             if not as_json:
                 print(
                     render_changes(
@@ -168,10 +187,20 @@ def _check(
                     )
                 )
     if as_json:
-        payload = {**summary, "up_to_date": False, "changes": [c.to_dict() for c in changes]}
+        payload = {**summary, "up_to_date": False, "inputs_changed": inputs,
+                   "changes": [c.to_dict() for c in changes]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     print(f"capc: lock {output} {why}; run 'capc lock' to update it", file=sys.stderr)
     return EXIT_FAILED
+
+
+def _format_of(text: str) -> object:
+    """The ``format`` of a lock that does not validate, when it is JSON with one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data.get("format") if isinstance(data, dict) else None
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:

@@ -155,7 +155,7 @@ class Catalog:
         """
         return list(self.models)
 
-    def describe(self) -> str:
+    def describe(self, *, age: bool = True) -> str:
         """Describe the catalog in one line for reports.
 
         Returns:
@@ -163,7 +163,8 @@ class Catalog:
             ``"openrouter.ai/api/v1/models (cache, as of 2026-08-19T10:00:00+00:00)"``
             or ``"bundled seed (as of 2026-08-19)"``. When :attr:`stale` is set,
             ``"stale, 3 days old"`` (the age now) is appended inside the parentheses,
-            or just ``"stale"`` when the date is unknown.
+            or just ``"stale"`` when the date is unknown or ``age`` is false (the lock
+            leaves the age out: it depends on the clock).
         """
         details: list[str] = []
         if self.origin == "seed" and self.source == _SEED_SOURCE:
@@ -174,8 +175,8 @@ class Catalog:
         if self.fetched_at:
             details.append(f"as of {self.fetched_at}")
         if self.stale:
-            age = _age_text(self.fetched_at)
-            details.append(f"stale, {age} old" if age else "stale")
+            old = _age_text(self.fetched_at) if age else None
+            details.append(f"stale, {old} old" if old else "stale")
         return f"{name} ({', '.join(details)})" if details else name
 
 
@@ -250,15 +251,12 @@ def _location_to_path(location: str | Path) -> tuple[Path, str]:
 
 
 def _fetched_at_for(path: Path) -> str | None:
-    """Date of a snapshot file: the first ``YYYY-MM-DD`` in its name, else its mtime."""
+    """Date of a snapshot file: the first ``YYYY-MM-DD`` in its name, else unknown.
+
+    Never the modification time: a ``touch`` or a copy must not change what a
+    compile from the file says (a lock made from it stays byte-equal)."""
     match = _DATE_IN_NAME.search(path.name)
-    if match:
-        return match.group(1)
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
-        return None
-    return datetime.fromtimestamp(mtime, tz=UTC).isoformat(timespec="seconds")
+    return match.group(1) if match else None
 
 
 def _read_models(path: Path, source: str) -> Mapping[str, ModelInfo]:
@@ -280,7 +278,7 @@ def load_catalog(location: str | Path) -> Catalog:
 
     ``fetched_at`` is the first ``YYYY-MM-DD`` in the file name when there is one (our
     snapshots carry their date in the name, e.g. ``models-2026-08-19.json``); otherwise
-    it is the file's modification time as an ISO UTC datetime.
+    it is ``None`` (unknown: the file's modification time says nothing about the data).
 
     Args:
         location: a file path, or a ``file://`` URL.

@@ -1,0 +1,258 @@
+"""What a lock is a function of: every input by source and content hash.
+
+A lock records its inputs (the models list, the endpoint data or its absence,
+models.yaml, stages.yaml and every local module a contract imports) so that
+``capc lock --check`` can say *which* input changed, and so that the CLI's compile
+cache keys on the same files (:func:`contract_modules`).
+
+Local modules are found from the source, without importing anything new: the
+contract's file is parsed (``ast``), each ``import`` / ``from ... import`` is resolved
+to a file next to it, under the stages directory, or on ``sys.path``, and a file that
+is not part of the standard library, an installed distribution or this package is
+followed in turn.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.resources
+import importlib.util
+import json
+import sys
+import sysconfig
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from registry.metadata.seed_endpoints import SEED_ENDPOINTS_RESOURCE
+from registry.resolve.resolver import Registry
+
+__all__ = ["contract_modules", "describe_inputs", "input_changes"]
+
+_SEED = "bundled seed"
+
+
+def _sha256_file(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _name(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or path
+
+
+def _excluded_roots() -> list[Path]:
+    paths = sysconfig.get_paths()
+    roots = {Path(paths[k]).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
+             if k in paths}
+    import compiler
+    import registry
+
+    for package in (compiler, registry):
+        roots.add(Path(str(package.__file__)).resolve().parent)
+    return sorted(roots)
+
+
+def _is_local(path: Path, excluded: list[Path]) -> bool:
+    return path.suffix == ".py" and not any(path.is_relative_to(r) for r in excluded)
+
+
+def _candidates(module: str, here: Path, roots: Iterable[Path]) -> Iterable[Path]:
+    parts = module.split(".")
+    for root in (here, *roots):
+        base = root.joinpath(*parts)
+        yield base.with_suffix(".py")
+        yield base / "__init__.py"
+
+
+def _resolve(module: str, here: Path, roots: list[Path]) -> Path | None:
+    for candidate in _candidates(module, here, roots):
+        if candidate.is_file():
+            return candidate.resolve()
+    if module.split(".", 1)[0] in sys.stdlib_module_names:
+        return None
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if found is None or not found.origin or not found.origin.endswith(".py"):
+        return None
+    return Path(found.origin).resolve()
+
+
+def _imports(path: Path) -> list[tuple[str, int, list[str]]]:
+    """``(module, level, names)`` of every import statement in ``path``."""
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found: list[tuple[str, int, list[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, 0, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.module or "", node.level, [a.name for a in node.names]))
+    return found
+
+
+def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
+    """Return the contract's source file and every local module it imports, transitively.
+
+    Args:
+        spec: the stages.yaml ``contract`` value (``module:Class`` or ``file.py:Class``),
+            or ``None``.
+        base_dir: the stages.yaml directory (relative contract files start there).
+
+    Returns:
+        Resolved paths, sorted; empty for ``None`` or a module that cannot be found.
+    """
+    if spec is None:
+        return []
+    module = spec.split(":", 1)[0]
+    roots = [base_dir.resolve(), *(Path(p).resolve() for p in sys.path if p)]
+    start = (base_dir / module).resolve() if module.endswith(".py") else _resolve(
+        module, base_dir.resolve(), roots)
+    if start is None or not start.is_file():
+        return []
+    excluded = _excluded_roots()
+    seen: set[Path] = set()
+    todo = [start]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        package = path.parent
+        for name, level, names in _imports(path):
+            if level:
+                anchor = package
+                for _ in range(level - 1):
+                    anchor = anchor.parent
+                targets = [f"{name}.{n}" if name else n for n in names] + ([name] if name else [])
+                hits = [_resolve(t, anchor, []) for t in targets]
+            else:
+                hits = [_resolve(name, package, roots)]
+                hits += [_resolve(f"{name}.{n}", package, roots) for n in names]
+            todo.extend(h for h in hits if h is not None and _is_local(h, excluded))
+    return sorted(seen)
+
+
+def _relative(path: Path, base_dir: Path) -> str:
+    try:
+        return path.relative_to(base_dir.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _record(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    return {"source": _name(path), "sha256": _sha256_file(Path(path))}
+
+
+def _seed_endpoints_sha() -> str | None:
+    resource = importlib.resources.files("registry").joinpath(SEED_ENDPOINTS_RESOURCE)
+    with importlib.resources.as_file(resource) as path:
+        return _sha256_file(path)
+
+
+def _endpoints_record(
+    registry: Registry, endpoints: str | Path | None, routed: list[str]
+) -> dict[str, Any] | None:
+    """Where the endpoint data came from: the file given, the bundled seed, a fetch
+    (hashed over the lists used), or ``None`` when no pair used any."""
+    if endpoints is not None:
+        return _record(str(endpoints))
+    if not routed:
+        return None
+    if registry.catalog.origin == "seed":
+        return {"source": f"{_SEED} ({_name(SEED_ENDPOINTS_RESOURCE)})",
+                "sha256": _seed_endpoints_sha()}
+    lists = {m: registry.endpoints(m) for m in sorted(set(routed))}  # memoised: no new fetch
+    digest = hashlib.sha256(json.dumps(
+        {k: None if v is None else v.model_dump(mode="json") for k, v in lists.items()},
+        sort_keys=True).encode()).hexdigest()
+    return {"source": "GET /api/v1/models/{id}/endpoints", "sha256": digest}
+
+
+def _metadata_record(registry: Registry) -> dict[str, Any]:
+    catalog = registry.catalog
+    if catalog.origin == "seed":
+        from registry.metadata.catalog import SEED_RESOURCE
+
+        resource = importlib.resources.files("registry").joinpath(SEED_RESOURCE)
+        with importlib.resources.as_file(resource) as path:
+            return {"source": _SEED, "sha256": _sha256_file(path)}
+    if catalog.origin == "file":
+        from urllib.parse import unquote, urlparse
+
+        location = catalog.source
+        if location.startswith("file://"):
+            location = unquote(urlparse(location).path)
+        return {"source": _name(catalog.source), "sha256": _sha256_file(Path(location))}
+    return {"source": catalog.source, "sha256": None}
+
+
+def describe_inputs(
+    registry: Registry, *, endpoints: str | Path | None = None, routed: list[str] | None = None
+) -> dict[str, Any]:
+    """Return the ``inputs`` record of a lock made from ``registry``.
+
+    Args:
+        registry: the registry the lock was compiled from.
+        endpoints: the endpoints file given to :meth:`Registry.load`, or ``None``.
+        routed: the model ids whose compile used endpoint data (non-empty routes).
+
+    Returns:
+        ``{"metadata", "endpoints", "models_yaml", "stages_yaml": {"source",
+        "sha256"} | None, "contracts": {relative path: sha256}}``.
+    """
+    stages = registry.stages_file
+    base = Path(stages.path).parent if stages is not None else Path.cwd()
+    contracts: dict[str, str] = {}
+    for name in registry.stage_names():
+        for path in contract_modules(registry.stage(name).contract, base):
+            contracts[_relative(path, base)] = _sha256_file(path) or "0" * 64
+    return {
+        "metadata": _metadata_record(registry),
+        "endpoints": _endpoints_record(registry, endpoints, routed or []),
+        "models_yaml": _record(None if registry.models_file is None
+                               else registry.models_file.path),
+        "stages_yaml": _record(None if stages is None else stages.path),
+        "contracts": dict(sorted(contracts.items())),
+    }
+
+
+def _short(record: Any) -> str:
+    if record is None:
+        return "none"
+    if isinstance(record, str):
+        return f"sha256 {record[:12]}"
+    sha = record.get("sha256")
+    return f"{record.get('source')} ({'sha256 ' + sha[:12] if sha else 'no hash'})"
+
+
+def input_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Name every input that differs between two locks' ``inputs`` records.
+
+    Args:
+        old: the ``inputs`` of the lock on disk (``{}`` when it has none).
+        new: the ``inputs`` of a fresh lock.
+
+    Returns:
+        One line per changed input, e.g. ``"models_yaml: models.yaml (sha256
+        0a1b...) -> models.yaml (sha256 9f8e...)"``; empty when every input is equal.
+    """
+    lines: list[str] = []
+    for key in ("metadata", "endpoints", "models_yaml", "stages_yaml"):
+        if old.get(key) != new.get(key):
+            lines.append(f"{key}: {_short(old.get(key))} -> {_short(new.get(key))}")
+    was, now = old.get("contracts") or {}, new.get("contracts") or {}
+    for path in sorted(set(was) | set(now)):
+        if was.get(path) != now.get(path):
+            lines.append(f"contract module {path}: {_short(was.get(path))} -> "
+                         f"{_short(now.get(path))}")
+    return lines

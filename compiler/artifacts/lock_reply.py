@@ -1,0 +1,110 @@
+"""What a runtime needs to read a reply from the lock alone: the recipe and the contract.
+
+:func:`reply_recipe` turns a compiled request into the entry's ``reply`` record (where
+the output is, whether a fence may be stripped, the wrapped-root key, the nulls that
+mean "absent" as JSON Pointers into the shown schema); :func:`contract_record` gives the
+contract's full validation schema, stored once per contract in the lock's
+``contracts``, with the checks that schema cannot express (:func:`unchecked`).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+from compiler.compiled import CompiledRequest
+from compiler.schema.contract import OutputContract
+from compiler.schema.frozen_json import thaw_json
+
+__all__ = ["LAX_COERCIONS", "contract_record", "pointer", "reply_recipe", "unchecked"]
+
+#: Listed for every contract: pydantic validates replies in lax JSON mode, which accepts
+#: some values the JSON Schema rejects (so a JSON Schema validator is the stricter one).
+LAX_COERCIONS = (
+    "lax coercions: pydantic also accepts a numeric string for a number, 'true'/'false'/"
+    "'yes'/'no'/0/1 for a boolean, an integral float for an integer and a number for a "
+    "date or datetime, which the schema rejects"
+)
+
+
+def pointer(path: tuple[str, ...]) -> str:
+    """Return the JSON Pointer (RFC 6901) of a path of keys: ``("a", "b/c")`` ->
+    ``"/a/b~1c"``; ``()`` -> ``""``."""
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def reply_recipe(compiled: CompiledRequest) -> dict[str, Any] | None:
+    """Return the ``reply`` record of one attempt, or ``None`` without a contract.
+
+    Returns:
+        ``{"source": "content" | "tool_arguments", "tool", "strip_fence", "schema",
+        "absent_nulls", "wrapped_root", "contract"}`` (see
+        :class:`compiler.artifacts.lock_schema.LockReply`).
+    """
+    contract, projection = compiled.contract, compiled.projection
+    if contract is None or projection is None:
+        return None
+    tool = None
+    if compiled.rung == "tool":
+        tool = compiled.body["tools"][0]["function"]["name"]
+    return {
+        "source": "tool_arguments" if tool is not None else "content",
+        "tool": tool,
+        "strip_fence": compiled.rung in ("json", "prompt"),
+        "schema": projection.sha256,
+        "absent_nulls": sorted(pointer(p) for p in projection.nullable_added),
+        "wrapped_root": projection.wrapped_root,
+        "contract": contract.sha256,
+    }
+
+
+def _models(tp: Any, seen: set[type]) -> Iterator[type[BaseModel]]:
+    """Every ``BaseModel`` class reachable from the type ``tp`` (fields, unions, lists)."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if tp in seen:
+            return
+        seen.add(tp)
+        yield tp
+        for info in tp.model_fields.values():
+            yield from _models(info.annotation, seen)
+        return
+    for arg in typing.get_args(tp):
+        yield from _models(arg, seen)
+
+
+def unchecked(contract: OutputContract) -> list[str]:
+    """Return what the contract's JSON Schema cannot express: its custom validators
+    (``Model.method (model validator)``, ``Model.field: function (field validator)``)
+    and :data:`LAX_COERCIONS`."""
+    found: list[str] = []
+    for model in _models(contract.target, set()):
+        decorators = model.__pydantic_decorators__
+        for name, dec in decorators.model_validators.items():
+            found.append(f"{model.__name__}.{name} (model validator, mode {dec.info.mode})")
+        for name, dec in decorators.field_validators.items():
+            fields = ", ".join(dec.info.fields)
+            found.append(f"{model.__name__}.{fields}: {name} (field validator)")
+        for field_name, info in model.model_fields.items():
+            for meta in info.metadata:
+                if type(meta).__name__ in ("AfterValidator", "BeforeValidator",
+                                           "PlainValidator", "WrapValidator"):
+                    found.append(f"{model.__name__}.{field_name}: {type(meta).__name__}")
+    return [*sorted(set(found)), LAX_COERCIONS]
+
+
+def contract_record(contract: OutputContract, spec: str | None) -> dict[str, Any]:
+    """Return the lock's record of a contract (keyed by ``contract.sha256``).
+
+    Returns:
+        ``{"name", "spec", "schema", "unchecked"}``; ``schema`` is what pydantic
+        validates, constraints included (``pattern``, ``minimum``, ``format``).
+    """
+    return {
+        "name": contract.name,
+        "spec": spec,
+        "schema": thaw_json(contract.schema),
+        "unchecked": unchecked(contract),
+    }
