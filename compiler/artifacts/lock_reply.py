@@ -82,10 +82,10 @@ def unchecked(contract: OutputContract) -> list[str]:
     found: list[str] = []
     for model in _models(contract.target, set()):
         decorators = model.__pydantic_decorators__
-        for name, dec in decorators.model_validators.items():
-            found.append(f"{model.__name__}.{name} (model validator, mode {dec.info.mode})")
-        for name, dec in decorators.field_validators.items():
-            fields = ", ".join(dec.info.fields)
+        for name, mdec in decorators.model_validators.items():
+            found.append(f"{model.__name__}.{name} (model validator, mode {mdec.info.mode})")
+        for name, fdec in decorators.field_validators.items():
+            fields = ", ".join(fdec.info.fields)
             found.append(f"{model.__name__}.{fields}: {name} (field validator)")
         for field_name, info in model.model_fields.items():
             for meta in info.metadata:

@@ -1,0 +1,315 @@
+"""Use a lock at run time: the request bodies and reply parsing, from the lock alone.
+
+:func:`load_lock` reads a ``capc.lock.json`` (validated against the lock format) and
+:meth:`Lock.request` gives one stage x model as a :class:`LockedRequest`: its
+:meth:`~LockedRequest.body` for the caller's messages, :meth:`~LockedRequest.to_openai_kwargs`
+for the official ``openai`` SDK, and :meth:`~LockedRequest.parse_reply` /
+:meth:`~LockedRequest.parse_response` following the entry's reply recipe. No YAML, no
+metadata and no contract module are needed: a reply is checked with ``jsonschema``
+against the contract's validation schema stored in the lock. When the contract's own
+pydantic type can be imported (``contract=True``, the default) and its schema hash
+equals the stored one, it validates instead, exactly as
+:meth:`compiler.compiled.CompiledRequest.parse_reply` does.
+
+>>> lock = load_lock("capc.lock.json")                                 # doctest: +SKIP
+>>> req = lock.request("extract_invoice", "openai/gpt-4o-mini")        # doctest: +SKIP
+>>> body = req.body([{"role": "user", "content": "..."}])              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler.artifacts.lock import LockFileError, read_lock
+from compiler.compiled import OPENAI_SDK_PARAMETERS
+from compiler.errors import ReplyValidationError
+from compiler.reply.null_plan import null_plan, undo_nulls
+from compiler.reply.parse import MAX_REPLY_CHARS
+from compiler.schema.contract import OutputContract
+from compiler.schema.frozen_json import freeze_json
+from compiler.schema.projected import Projection
+
+__all__ = ["Lock", "LockedRequest", "load_lock"]
+
+
+def _segments(pointer: str) -> tuple[str, ...]:
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:])
+
+
+def _path(where: Sequence[int | str]) -> str:
+    """``$.a[0]['b c']`` for the key path ``["a", 0, "b c"]``, as parse_reply writes it."""
+    out = "$"
+    for step in where:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif step.isidentifier():
+            out += f".{step}"
+        else:
+            out += "['" + step.replace("\\", "\\\\").replace("'", "\\'") + "']"
+    return out
+
+
+def _unfence(text: str) -> str:
+    stripped = text.strip()
+    if len(stripped) < 6 or not (stripped.startswith("```") and stripped.endswith("```")):
+        return text
+    inner = stripped[3:-3]
+    first, newline, rest = inner.partition("\n")
+    tag = first.strip()
+    if newline and all(c.isalnum() or c in "_+-" for c in tag):
+        return rest
+    return inner
+
+
+@dataclass(frozen=True)
+class LockedRequest:
+    """One attempt of a stage x model from a lock.
+
+    Attributes:
+        stage: the stage name.
+        model: the model id.
+        request: the chat-completions body without ``messages``.
+        instructions: the message put before the caller's, or ``None``.
+        reply: the reply recipe (see ``docs/lock-and-audit.md``), or ``None``.
+        endpoints: the routing slugs this attempt is for (empty without endpoint data).
+        attempts: the later route-plan attempts, strongest first.
+    """
+
+    stage: str
+    model: str
+    request: Mapping[str, Any]
+    instructions: Mapping[str, str] | None
+    reply: Mapping[str, Any] | None
+    endpoints: tuple[str, ...]
+    attempts: tuple[LockedRequest, ...] = ()
+    _lock: Lock | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def plan(self) -> tuple[LockedRequest, ...]:
+        """Every attempt in order: this one, then :attr:`attempts`."""
+        return (self, *self.attempts)
+
+    def body(self, messages: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+        """Return the JSON body to POST: ``request`` plus ``messages = [instructions,
+        *messages]`` (a new dict each call)."""
+        head = [] if self.instructions is None else [dict(self.instructions)]
+        return {**copy.deepcopy(dict(self.request)),
+                "messages": [*head, *copy.deepcopy(list(messages))]}
+
+    def to_openai_kwargs(self, messages: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+        """The body split into ``openai`` SDK arguments plus ``extra_body`` (as
+        :meth:`compiler.compiled.CompiledRequest.to_openai_kwargs`)."""
+        body = self.body(messages)
+        kwargs = {k: v for k, v in body.items() if k in OPENAI_SDK_PARAMETERS}
+        extra = {k: v for k, v in body.items() if k not in OPENAI_SDK_PARAMETERS}
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def reply_text(self, response: Mapping[str, Any]) -> str:
+        """Return the text to parse from a chat-completions response (a JSON object):
+        ``choices[0].message.content``, or at rung ``tool`` the forced call's arguments.
+
+        Raises:
+            ReplyValidationError: the response has no such text (path ``$``).
+        """
+        recipe = self.reply or {"source": "content"}
+        try:
+            message = response["choices"][0]["message"]
+            if recipe["source"] == "tool_arguments":
+                calls = [c for c in message.get("tool_calls") or []
+                         if c["function"]["name"] == recipe["tool"]]
+                return str(calls[0]["function"]["arguments"])
+            content = message["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ReplyValidationError([("$", f"no reply text in the response ({exc!r})")]) from exc
+        if not isinstance(content, str):
+            raise ReplyValidationError([("$", "the response's content is not text")])
+        return content
+
+    def parse_response(self, response: Mapping[str, Any], *, contract: bool = True) -> Any:
+        """:meth:`parse_reply` of :meth:`reply_text`."""
+        return self.parse_reply(self.reply_text(response), contract=contract)
+
+    def parse_reply(self, text: str, *, contract: bool = True) -> Any:
+        """Apply the recipe and validate the reply against the stored contract.
+
+        Args:
+            text: the reply text (at rung ``tool``: the call's ``function.arguments``).
+            contract: use the contract's pydantic type when it imports and its schema
+                hash matches the lock; ``False`` always uses the stored JSON Schema.
+
+        Returns:
+            The contract instance (pydantic), or the reply's JSON data with the
+            absent nulls removed and the root unwrapped (JSON Schema).
+
+        Raises:
+            ReplyValidationError: invalid JSON, or contract violations (JSON paths).
+            ValueError: the entry has no contract.
+        """
+        if self.reply is None or self._lock is None:
+            raise ValueError(f"{self.stage} / {self.model} has no output contract")
+        recipe, lock = self.reply, self._lock
+        projection = lock.projection(recipe)
+        owned = lock.contract_type(recipe["contract"]) if contract else None
+        if owned is not None:
+            from compiler.reply.parse import parse_reply
+
+            return parse_reply(text, owned, projection, strip_fence=recipe["strip_fence"])
+        return lock.check(text, recipe, projection)
+
+
+class Lock:
+    """A loaded lock: the document plus what :class:`LockedRequest` needs to parse."""
+
+    def __init__(self, document: Mapping[str, Any], base_dir: Path) -> None:
+        self.document = document
+        self.base_dir = base_dir
+        self._validators: dict[str, Any] = {}
+        self._projections: dict[tuple[Any, ...], Projection] = {}
+        self._types: dict[str, OutputContract | None] = {}
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every ``(stage, model)`` in the lock, in its order."""
+        return [(s, m) for s, models in self.document["stages"].items() for m in models]
+
+    def request(self, stage: str, model: str) -> LockedRequest:
+        """Return the first attempt of ``stage`` x ``model`` (later ones in ``.attempts``).
+
+        Raises:
+            LockFileError: the pair is not in the lock, or its entry is an error (the
+                message is the recorded failure).
+        """
+        entry = self.document["stages"].get(stage, {}).get(model)
+        if entry is None:
+            raise LockFileError(f"{stage} / {model} is not in the lock")
+        if entry["status"] != "ok":
+            raise LockFileError(f"{stage} / {model}: {entry['error']['message']}")
+
+        def one(data: Mapping[str, Any]) -> LockedRequest:
+            return LockedRequest(stage, model, data["request"], data["instructions"],
+                                 data.get("reply"), tuple(data.get("endpoints") or ()),
+                                 _lock=self)
+
+        later = tuple(one(a) for a in entry.get("attempts") or ())
+        first = one(entry)
+        return LockedRequest(first.stage, first.model, first.request, first.instructions,
+                             first.reply, first.endpoints, later, _lock=self)
+
+    def projection(self, recipe: Mapping[str, Any]) -> Projection:
+        """The shown schema, wrapper and absent nulls of a recipe, as a Projection."""
+        nulls = tuple(_segments(p) for p in recipe["absent_nulls"])
+        key = (recipe["schema"], nulls, recipe["wrapped_root"])
+        if key not in self._projections:
+            schema = self.document["schemas"][recipe["schema"]]
+            self._projections[key] = Projection(
+                dialect="lock", schema=freeze_json(schema), schema_json="",
+                sha256=recipe["schema"], changes=(), wrapped_root=recipe["wrapped_root"],
+                nullable_added=frozenset(nulls), blockers=())
+        return self._projections[key]
+
+    def contract_type(self, sha256: str) -> OutputContract | None:
+        """The contract's own type when its spec imports and its schema hash matches."""
+        if sha256 not in self._types:
+            found = None
+            spec = self.document["contracts"][sha256].get("spec")
+            if spec:
+                from compiler.errors import ContractError
+                from compiler.schema.contract import load_contract
+
+                try:
+                    found = load_contract(spec, base_dir=self.base_dir)
+                except ContractError:
+                    found = None
+            self._types[sha256] = found if found is not None and found.sha256 == sha256 \
+                else None
+        return self._types[sha256]
+
+    def check(self, text: str, recipe: Mapping[str, Any], projection: Projection) -> Any:
+        """The recipe applied with JSON Schema only (see :meth:`LockedRequest.parse_reply`)."""
+        if len(text) > MAX_REPLY_CHARS:
+            raise ReplyValidationError([("$", f"Reply is longer than {MAX_REPLY_CHARS:,} "
+                                              "characters")])
+        if recipe["strip_fence"]:
+            text = _unfence(text)
+        try:
+            data = json.loads(text, parse_constant=_no_constant)
+        except ValueError as exc:
+            raise ReplyValidationError([("$", f"Invalid JSON: {exc}")]) from None
+        plan = null_plan(projection)
+        if plan is not None:
+            undo_nulls(data, plan)
+        where: list[int | str] = []
+        wrapper = recipe["wrapped_root"]
+        if wrapper is not None:
+            if not isinstance(data, dict):
+                raise ReplyValidationError(
+                    [("$", f"Input should be an object with property {wrapper!r}")])
+            if wrapper not in data:
+                raise ReplyValidationError([(_path([wrapper]), "Field required")])
+            data, where = data[wrapper], [wrapper]
+        errors = [f for e in self._validator(recipe["contract"]).iter_errors(data)
+                  for f in _branch_errors(e)]
+        if errors:
+            errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
+            raise ReplyValidationError([_located(e, where) for e in errors])
+        return data
+
+    def _validator(self, sha256: str) -> Any:
+        if sha256 not in self._validators:
+            from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+            schema = self.document["contracts"][sha256]["schema"]
+            self._validators[sha256] = Draft202012Validator(
+                schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        return self._validators[sha256]
+
+
+def _is_null(schema: Any) -> bool:
+    return schema == {"type": "null"}
+
+
+def _branch_errors(error: Any) -> list[Any]:
+    """A failed ``anyOf``/``oneOf`` whose value is not null and that has one non-null
+    branch (an optional field) reports that branch's errors, as pydantic does."""
+    if error.validator not in ("anyOf", "oneOf") or error.instance is None:
+        return [error]
+    real = [i for i, b in enumerate(error.validator_value) if not _is_null(b)]
+    if len(real) != 1:
+        return [error]
+    inner = [e for e in error.context if e.relative_schema_path[0] == real[0]]
+    return [f for e in inner for f in _branch_errors(e)] or [error]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _located(error: Any, where: list[int | str]) -> tuple[str, str]:
+    steps = [*where, *error.absolute_path]
+    if error.validator == "required":
+        name = str(error.message).removesuffix(" is a required property")
+        with contextlib.suppress(ValueError, SyntaxError):
+            steps.append(ast.literal_eval(name))
+        return _path(steps), "Field required"
+    return _path(steps), str(error.message).split("\n", 1)[0][:200]
+
+
+def load_lock(path: str | Path) -> Lock:
+    """Read and validate a lock file (see :func:`compiler.artifacts.lock.read_lock`).
+
+    Args:
+        path: the ``capc.lock.json``; relative contract files are looked up beside it
+            (where stages.yaml was when the lock was made).
+
+    Raises:
+        LockFileError: unreadable, not JSON, or not in the lock format.
+    """
+    return Lock(read_lock(path), Path(path).resolve().parent)

@@ -1,0 +1,244 @@
+// A capability-compiler lock consumer in plain JavaScript (Node 20+).
+//
+// For one stage x model of a lock: build each route-plan attempt's body, send it with
+// the official `openai` package, read the reply as the entry's recipe says and
+// validate it with Ajv against the contract schema stored in the lock.
+//
+//   node consume.mjs LOCK STAGE MODEL MESSAGES.json     # one call, prints the result
+//   node consume.mjs --cases LOCK CASES.json             # the test corpus (JSON lines out)
+//
+// Environment: OPENROUTER_API_KEY (or OPENAI_API_KEY), OPENROUTER_BASE_URL (default:
+// the lock's client.base_url). Types of the lock: lock.d.ts (generated from its schema).
+import { readFileSync } from "node:fs";
+import OpenAI from "openai";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats(ajv);
+const validators = new Map(); // key -> compiled Ajv validator
+
+function validatorFor(key, schema) {
+  if (!validators.has(key)) validators.set(key, ajv.compile(schema));
+  return validators.get(key);
+}
+
+/** The body to POST for one attempt: request + [instructions, ...messages]. */
+export function body(attempt, messages) {
+  const head = attempt.instructions ? [attempt.instructions] : [];
+  return { ...structuredClone(attempt.request), messages: [...head, ...messages] };
+}
+
+/** Every attempt of an entry, in order: the entry itself, then entry.attempts. */
+export function plan(lock, stage, model) {
+  const entry = lock.stages?.[stage]?.[model];
+  if (!entry) throw new Error(`${stage} / ${model} is not in the lock`);
+  if (entry.status !== "ok") throw new Error(`${stage} / ${model}: ${entry.error.message}`);
+  return [entry, ...(entry.attempts ?? [])];
+}
+
+/** The reply text: the content, or at rung tool the forced call's arguments. */
+export function replyText(recipe, completion) {
+  const message = completion?.choices?.[0]?.message;
+  if (recipe?.source === "tool_arguments") {
+    const call = (message?.tool_calls ?? []).find((c) => c.function?.name === recipe.tool);
+    if (!call) return null;
+    return call.function.arguments;
+  }
+  return typeof message?.content === "string" ? message.content : null;
+}
+
+function unfence(text) {
+  const s = text.trim();
+  if (s.length < 6 || !s.startsWith("```") || !s.endsWith("```")) return text;
+  const inner = s.slice(3, -3);
+  const nl = inner.indexOf("\n");
+  if (nl >= 0 && /^[A-Za-z0-9_+-]*$/.test(inner.slice(0, nl).trim())) return inner.slice(nl + 1);
+  return inner;
+}
+
+function resolve(root, ref) {
+  let node = root;
+  for (const raw of ref.slice(2).split("/")) {
+    if (raw === "") continue;
+    node = node?.[raw.replaceAll("~1", "/").replaceAll("~0", "~")];
+  }
+  return node;
+}
+
+const esc = (key) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+
+// Delete the nulls the projection added: walk the value with the shown schema; a null
+// at a property whose schema pointer is in `absent` means "absent".
+function undoNulls(value, node, pointer, ctx, seen = new Set()) {
+  if (!node || typeof node !== "object" || value === null || typeof value !== "object") return;
+  if (typeof node.$ref === "string") {
+    const at = node.$ref === "#" ? "" : node.$ref.slice(1);
+    const key = `${at}|${pointer}`;
+    if (!seen.has(key)) undoNulls(value, resolve(ctx.root, node.$ref), at, ctx, new Set([...seen, key]));
+  }
+  if (node.properties && !Array.isArray(value)) {
+    for (const [name, sub] of Object.entries(node.properties)) {
+      const here = `${pointer}/properties/${esc(name)}`;
+      if (!(name in value)) continue;
+      if (value[name] === null && ctx.absent.has(here)) {
+        delete value[name];
+      } else {
+        undoNulls(value[name], sub, here, ctx, seen);
+      }
+    }
+  }
+  if (node.items && Array.isArray(value)) {
+    for (const item of value) undoNulls(item, node.items, `${pointer}/items`, ctx, seen);
+  }
+  for (const key of ["anyOf", "oneOf"]) {
+    const branches = node[key];
+    if (!Array.isArray(branches)) continue;
+    const index = branches.findIndex((b, i) =>
+      validatorFor(`${ctx.schemaKey}${pointer}/${key}/${i}`, { ...b, $defs: ctx.root.$defs })(value));
+    if (index >= 0) undoNulls(value, branches[index], `${pointer}/${key}/${index}`, ctx, seen);
+  }
+  for (const [i, b] of (node.allOf ?? []).entries()) undoNulls(value, b, `${pointer}/allOf/${i}`, ctx, seen);
+}
+
+function jsonPath(steps) {
+  let out = "$";
+  for (const step of steps) {
+    if (typeof step === "number") out += `[${step}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(step)) out += `.${step}`;
+    else out += `['${step.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}']`;
+  }
+  return out;
+}
+
+function steps(instancePath, data) {
+  const out = [];
+  let current = data;
+  for (const raw of instancePath.split("/").slice(1)) {
+    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    const step = Array.isArray(current) ? Number(key) : key;
+    out.push(step);
+    current = current?.[step];
+  }
+  return out;
+}
+
+/** Apply the recipe and validate: {valid, value} or {valid: false, errors: [{path, message}]}. */
+export function parseReply(lock, recipe, text) {
+  if (typeof text !== "string") return { valid: false, errors: [{ path: "$", message: "no reply text" }] };
+  if (recipe.strip_fence) text = unfence(text);
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    return { valid: false, errors: [{ path: "$", message: `Invalid JSON: ${err.message}` }] };
+  }
+  const root = lock.schemas[recipe.schema];
+  undoNulls(data, root, "", { root, absent: new Set(recipe.absent_nulls), schemaKey: recipe.schema });
+  let where = [];
+  if (recipe.wrapped_root !== null) {
+    if (data === null || typeof data !== "object" || Array.isArray(data)) {
+      return { valid: false, errors: [{ path: "$", message: `expected an object with ${recipe.wrapped_root}` }] };
+    }
+    if (!(recipe.wrapped_root in data)) {
+      return { valid: false, errors: [{ path: jsonPath([recipe.wrapped_root]), message: "Field required" }] };
+    }
+    data = data[recipe.wrapped_root];
+    where = [recipe.wrapped_root];
+  }
+  const schema = lock.contracts[recipe.contract].schema;
+  const errors = check(`contract:${recipe.contract}`, schema, schema, data, where);
+  return errors.length ? { valid: false, errors } : { valid: true, value: data };
+}
+
+const isNull = (branch) => branch && branch.type === "null" && Object.keys(branch).length === 1;
+
+// Validate `data` against `node` (inside `root`); errors as {path, message}. A failed
+// anyOf/oneOf whose value is not null and that has one non-null branch reports that
+// branch's errors (an Optional field: the errors pydantic reports), else its own.
+function check(key, root, node, data, where) {
+  const schema = node === root ? root : { ...node, $defs: root.$defs };
+  const validate = validatorFor(key, schema);
+  if (validate(data)) return [];
+  const found = validate.errors.map((e) => ({ ...e, at: steps(e.instancePath, data) }));
+  const unions = found.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf")
+    .sort((a, b) => a.at.length - b.at.length);
+  let kept = found;
+  const extra = [];
+  for (const u of unions) {
+    if (!kept.includes(u)) continue;
+    const value = u.at.reduce((v, s) => v?.[s], data);
+    const branches = resolve(schema, u.schemaPath.replace(/\/(anyOf|oneOf)$/, ""))?.[u.keyword] ?? [];
+    const real = branches.filter((b) => !isNull(b));
+    if (value === null || real.length !== 1) continue;
+    const prefix = u.instancePath;
+    kept = kept.filter((e) => !(e.instancePath === prefix || e.instancePath.startsWith(prefix + "/")));
+    extra.push(...check(`${key}${u.schemaPath}`, root, real[0], value, [...where, ...u.at]));
+  }
+  return [
+    ...kept.map((e) => {
+      const at = [...where, ...e.at];
+      if (e.keyword === "required") at.push(e.params.missingProperty);
+      return { path: jsonPath(at), message: e.message };
+    }),
+    ...extra,
+  ];
+}
+
+/** Send every attempt in order until one is answered; return the parsed reply. */
+export async function run(client, lock, stage, model, messages) {
+  let lastError;
+  for (const attempt of plan(lock, stage, model)) {
+    try {
+      const completion = await client.chat.completions.create(body(attempt, messages));
+      if (!attempt.reply) return { valid: true, value: completion.choices?.[0]?.message?.content };
+      return parseReply(lock, attempt.reply, replyText(attempt.reply, completion));
+    } catch (err) {
+      // OpenRouter answers 404 (no endpoint can serve it) or 503: try the next attempt.
+      if (err instanceof OpenAI.APIError && (err.status === 404 || err.status === 503)) {
+        lastError = err;
+        continue;
+      }
+      throw err;
+    }
+  }
+  throw lastError ?? new Error("no attempt");
+}
+
+function clientFor(lock) {
+  return new OpenAI({
+    apiKey: process.env.OPENROUTER_API_KEY ?? process.env.OPENAI_API_KEY ?? "missing",
+    baseURL: process.env.OPENROUTER_BASE_URL ?? lock.client.base_url,
+    maxRetries: 0,
+  });
+}
+
+async function main(argv) {
+  if (argv[0] === "--cases") {
+    // Each case: {id, stage, model, attempt, messages}; the loopback server answers it.
+    const lock = JSON.parse(readFileSync(argv[1], "utf8"));
+    const cases = JSON.parse(readFileSync(argv[2], "utf8"));
+    const client = clientFor(lock);
+    for (const c of cases) {
+      const attempt = plan(lock, c.stage, c.model)[c.attempt];
+      const completion = await client.chat.completions.create(body(attempt, c.messages));
+      const result = parseReply(lock, attempt.reply, replyText(attempt.reply, completion));
+      const paths = result.valid ? [] : [...new Set(result.errors.map((e) => e.path))].sort();
+      process.stdout.write(JSON.stringify({ id: c.id, valid: result.valid, paths }) + "\n");
+    }
+    return;
+  }
+  const [lockPath, stage, model, messagesPath] = argv;
+  const lock = JSON.parse(readFileSync(lockPath, "utf8"));
+  const messages = JSON.parse(readFileSync(messagesPath, "utf8"));
+  const result = await run(clientFor(lock), lock, stage, model, messages);
+  process.stdout.write(JSON.stringify(result, null, 2) + "\n");
+  process.exitCode = result.valid ? 0 : 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main(process.argv.slice(2)).catch((err) => {
+    process.stderr.write(`consume.mjs: ${err.message}\n`);
+    process.exitCode = 2;
+  });
+}

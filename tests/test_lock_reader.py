@@ -1,0 +1,169 @@
+"""The lock is enough to read a reply: the Python lock reader and the Node consumer
+(examples/node) agree with ``CompiledRequest.parse_reply`` on a fixed corpus
+(tests/lock_corpus.py: five stages x eleven models, every rung)."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from compiler.artifacts.lock import read_lock
+from compiler.artifacts.lock_schema import lock_json_schema
+from compiler.artifacts.lockfile import Lock, load_lock
+from tests import lock_corpus
+from tests.conftest import OPENROUTER, ROOT
+
+NODE_DIR = ROOT / "examples" / "node"
+
+
+@pytest.fixture(scope="module")
+def corpus(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[lock_corpus.Case], list[Any]]:
+    """The corpus lock, its cases and the compilations behind them."""
+    if not OPENROUTER.is_dir():
+        pytest.skip("../shared/data/openrouter is absent")
+    return lock_corpus.build(tmp_path_factory.mktemp("corpus"), OPENROUTER)
+
+
+def test_corpus_covers_every_rung(corpus: tuple[Path, list[lock_corpus.Case], Any]) -> None:
+    """At least 60 replies, valid and invalid, at every rung, over at least 10 models."""
+    lock, cases, _ = corpus
+    assert len(cases) >= 60
+    rungs = collections.Counter(c.rung for c in cases)
+    assert set(rungs) == {"schema", "tool", "json", "prompt"}, rungs
+    assert {c.valid for c in cases} == {True, False}
+    assert len({c.model for c in cases}) >= 10
+    jsonschema.Draft202012Validator(lock_json_schema()).validate(read_lock(lock))
+
+
+@pytest.mark.parametrize("use_contract", [False, True])
+def test_python_reader_agrees(
+    corpus: tuple[Path, list[lock_corpus.Case], Any], use_contract: bool
+) -> None:
+    """The reader's outcome equals parse_reply's, with JSON Schema only and with the contract."""
+    lock_path, cases, _ = corpus
+    lock = load_lock(lock_path)
+    wrong = []
+    for case in cases:
+        req = lock.request(case.stage, case.model).plan[case.attempt]
+        got = lock_corpus.outcome(lambda t, r=req: r.parse_reply(t, contract=use_contract),
+                                  case.text)
+        if got != (case.valid, case.paths):
+            wrong.append((case.id, (case.valid, case.paths), got))
+    assert wrong == []
+
+
+def test_reader_bodies_equal_compiled_bodies(
+    corpus: tuple[Path, list[lock_corpus.Case], list[Any]]
+) -> None:
+    """Every attempt's body from the lock is the compiled body for the same messages, and
+    parse_response reads the tool call's arguments at rung tool."""
+    lock_path, cases, items = corpus
+    lock = load_lock(lock_path)
+    messages = [{"role": "user", "content": "hello"}]
+    for item in items:
+        locked = lock.request(item.stage, item.model)
+        assert len(locked.plan) == len(item.compiled.plan)
+        for mine, theirs in zip(locked.plan, item.compiled.plan, strict=True):
+            body = {k: v for k, v in theirs.body.items() if k != "messages"}
+            head = [] if theirs.instructions is None else [theirs.instructions]
+            assert mine.body(messages) == {**body, "messages": [*head, *messages]}
+    tool_case = next(c for c in cases if c.rung == "tool" and c.valid)
+    req = lock.request(tool_case.stage, tool_case.model).plan[tool_case.attempt]
+    assert req.reply is not None and req.reply["source"] == "tool_arguments"
+    req.parse_response(tool_case.response(req.reply["tool"]))
+
+
+class _Server:
+    """A loopback chat-completions server: answers each case by the id in the last
+    message, and records every body that is not the one the lock says to send."""
+
+    def __init__(self, lock: Lock, cases: dict[str, lock_corpus.Case]) -> None:
+        self.mismatched: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length))
+                case = cases[body["messages"][-1]["content"]]
+                req = lock.request(case.stage, case.model).plan[case.attempt]
+                if body != req.body([{"role": "user", "content": case.id}]):
+                    outer.mismatched.append(case.id)
+                if self.headers.get("Authorization") != "Bearer test-key":
+                    outer.mismatched.append(f"{case.id}: Authorization header")
+                tool = None if req.reply is None else req.reply["tool"]
+                data = json.dumps(case.response(tool)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/api/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def node_ready() -> Iterator[None]:
+    """Skip unless node is installed and examples/node has its packages (``npm ci``)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    if not (NODE_DIR / "node_modules" / "openai").is_dir():
+        if shutil.which("npm") is None:
+            pytest.skip("examples/node has no node_modules and npm is not installed")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True,
+                       capture_output=True, timeout=300)
+    yield
+
+
+@pytest.mark.usefixtures("node_ready")
+def test_node_consumer_agrees(
+    corpus: tuple[Path, list[lock_corpus.Case], Any], tmp_path: Path
+) -> None:
+    """examples/node/consume.mjs sends every attempt through the openai package to a
+    loopback server and reaches parse_reply's outcome on every case."""
+    lock_path, cases, _ = corpus
+    by_id = {c.id: c for c in cases}
+    (tmp_path / "cases.json").write_text(json.dumps([
+        {"id": c.id, "stage": c.stage, "model": c.model, "attempt": c.attempt,
+         "messages": [{"role": "user", "content": c.id}]} for c in cases]))
+    server = _Server(load_lock(lock_path), by_id)
+    try:
+        run = subprocess.run(
+            ["node", str(NODE_DIR / "consume.mjs"), "--cases", str(lock_path),
+             str(tmp_path / "cases.json")],
+            capture_output=True, text=True, timeout=300,
+            env={"PATH": os.environ["PATH"], "OPENROUTER_API_KEY": "test-key",
+                 "OPENROUTER_BASE_URL": server.url})
+    finally:
+        server.close()
+    assert run.returncode == 0, run.stderr
+    results = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(results) == len(cases)
+    wrong = [(r["id"], (by_id[r["id"]].valid, list(by_id[r["id"]].paths)),
+              (r["valid"], r["paths"])) for r in results
+             if (r["valid"], tuple(r["paths"])) != (by_id[r["id"]].valid, by_id[r["id"]].paths)]
+    assert wrong == []
+    assert server.mismatched == []
