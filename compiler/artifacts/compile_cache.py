@@ -5,7 +5,8 @@ SHA-256 of everything it read: the stage and model, the caller's messages, the b
 stages.yaml and models.yaml, the metadata file's path, size and modification time, and
 the size and modification time of every module and data file of both packages,
 subfolders included (so an upgrade or an edit anywhere invalidates everything). An
-entry also records the files the compile imported (the stage's contract module); a hit
+entry also records the files the compile imported (the stage's contract module and
+every local module it imports, as the lock's ``inputs`` lists them); a hit
 is served only when each still has the recorded size and modification time. A hit
 needs nothing but the standard library: no pydantic, no YAML parsing, no schema
 projection.
@@ -145,16 +146,10 @@ class CompileCache:
 
 
 def contract_files(spec: str | None, base_dir: Path) -> Sequence[Path]:
-    """Return the source file of a stage's contract (``module:Class`` or ``file.py:Class``)."""
-    if spec is None:
-        return []
-    module = spec.split(":", 1)[0]
-    if module.endswith(".py"):
-        return [base_dir / module]
-    import importlib.util
+    """Return the source file of a stage's contract (``module:Class`` or ``file.py:Class``)
+    and every local module it imports (the lock's ``inputs.contracts``: see
+    :func:`compiler.artifacts.lock_inputs.contract_modules`), so an edit to a helper
+    module invalidates the entry too."""
+    from compiler.artifacts.lock_inputs import contract_modules
 
-    try:
-        found = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return []
-    return [] if found is None or found.origin is None else [Path(found.origin)]
+    return contract_modules(spec, base_dir)

@@ -273,7 +273,7 @@ class Lock:
 
 
 def _is_null(schema: Any) -> bool:
-    return schema == {"type": "null"}
+    return bool(schema == {"type": "null"})
 
 
 def _branch_errors(error: Any) -> list[Any]:
