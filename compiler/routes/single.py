@@ -19,13 +19,15 @@ from compiler.passes.enforcement import apply_enforcement
 from compiler.passes.reasoning import apply_reasoning
 from compiler.passes.routing import apply_endpoints
 from compiler.passes.sampling import apply_sampling
+from compiler.passes.tools import apply_messages, apply_tools
 from compiler.report import AdjustmentReport
 from registry.resolve.capabilities import ResolvedModel
 from registry.resolve.resolver import Registry
 
 __all__ = ["Single", "compile_single"]
 
-_BODY_ORDER = ("response_format", "reasoning", "max_tokens", "max_completion_tokens")
+_BODY_ORDER = ("response_format", "tools", "tool_choice", "parallel_tool_calls", "reasoning",
+               "max_tokens", "max_completion_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,9 @@ def compile_single(
         PromptTooLongError: the prompt estimate does not fit (``limit`` names which).
     """
     draft = Draft(intent=intent, model=resolved, messages=[dict(m) for m in messages])
+    apply_messages(draft)
     apply_enforcement(draft)
+    apply_tools(draft)
     apply_reasoning(draft)
     apply_budget(draft)
     apply_sampling(draft)
@@ -76,6 +80,7 @@ def compile_single(
         shown_sha256=draft.shown_sha256,
         enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
         notes=tuple(n for n in (registry.catalog.note, *_assumptions(resolved)) if n),
+        tool_hashes=tuple((t.tool.name, t.sha256) for t in draft.tools),
     )
     instructions = (
         None if draft.instructions is None else {"role": "system", "content": draft.instructions}
@@ -86,6 +91,7 @@ def compile_single(
         instructions=instructions,
         contract=intent.contract,
         projection=draft.projection,
+        tools=draft.tools,
     )
     return Single(compiled, draft.instructions, draft.prompt_ceiling, draft.prompt_tokens)
 
