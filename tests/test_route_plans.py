@@ -409,3 +409,16 @@ def test_diff_lists_changes_in_later_attempts_and_routes() -> None:
     paths = {c.path: (c.old, c.new) for c in diff_locks(old, new)}
     assert paths == {"attempt 2.max_tokens": (4, 3),
                      "routes.b": ("attempt 2", "excluded: status")}
+
+
+def test_a_real_slug_pinned_on_tagless_data_is_compiled_not_refused(tmp_path: Path) -> None:
+    """2025 data has no tags: ``google-vertex`` for the name ``Google`` cannot be checked;
+    the compile uses the model-level figures and says so, instead of refusing the slug."""
+    registry, intent = scenario(tmp_path, [ep(None, provider_name="Google"),
+                                           ep(None, provider_name="Google AI Studio")],
+                                provider={"only": ["google-vertex"], "allow_fallbacks": False})
+    for coverage in ("full", "first"):
+        req = compile_request(intent, MODEL, registry=registry, coverage=coverage)
+        assert req.body["provider"]["only"] == ["google-vertex"] and not req.routes
+    notes = compile_request(intent, MODEL, registry=registry).report.notes
+    assert any("has no tags" in n for n in notes)
