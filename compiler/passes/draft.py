@@ -39,6 +39,9 @@ class Draft:
             result (the context limit was binding).
         enforced_sha256: SHA-256 of the schema in ``response_format``, when strict.
         answer_floor: the smallest answer in tokens the budget keeps clear of reasoning.
+        notes: assumptions the passes made because the data is silent (report notes).
+        impossible: why no valid body exists for this model (the compile is refused),
+            or ``None``.
     """
 
     intent: Intent
@@ -57,6 +60,8 @@ class Draft:
     prompt_ceiling: int | None = None
     enforced_sha256: str | None = None
     answer_floor: int = 0
+    notes: list[str] = field(default_factory=list)
+    impossible: str | None = None
 
     def adjust(
         self,
