@@ -28,6 +28,7 @@ from compiler.tools.media import PART_MODALITY
 from registry.errors import UnsupportedModalityError
 from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
+from registry.resolve.routing import unverifiable
 
 __all__ = ["compile_request", "default_registry"]
 
@@ -127,7 +128,10 @@ def compile_request(
     if base.output_modalities is not None and "text" not in base.output_modalities:
         raise UnsupportedModalityError(model, base.output_modalities)
     caps = registry.endpoint_caps(model) if coverage == "full" else ()
-    if coverage == "full" and not caps:
+    unchecked = bool(caps) and unverifiable(caps, base.provider)
+    if unchecked:
+        caps = ()
+    if coverage == "full" and not caps and not unchecked:
         listed = registry.endpoints(model)
         if listed is not None:  # the data says: no endpoint serves the model today
             raise NoEndpointError(f"the endpoint data lists no endpoint serving {model} "
@@ -145,6 +149,10 @@ def compile_request(
         if coverage == "full":
             note = (f"no endpoint data for {model}: the model-level figures were used, "
                     "which an endpoint that serves it may not meet")
+            if unchecked:
+                note = (f"the endpoint data of {model} has no tags, so which endpoint "
+                        f"provider.only {list(base.provider.get('only') or [])} names "
+                        "cannot be checked: the model-level figures were used")
             report = single.compiled.report
             single = replace(single, compiled=replace(
                 single.compiled, report=replace(report, notes=(*report.notes, note))))

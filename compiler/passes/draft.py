@@ -41,6 +41,9 @@ class Draft:
         enforced_sha256: SHA-256 of the schema in ``response_format``, when strict.
         answer_floor: the smallest answer in tokens the budget keeps clear of reasoning.
         tools: the stage's tools as projected and sent, in order.
+        notes: assumptions the passes made because the data is silent (report notes).
+        impossible: why no valid body exists for this model (the compile is refused),
+            or ``None``.
     """
 
     intent: Intent
@@ -60,6 +63,8 @@ class Draft:
     enforced_sha256: str | None = None
     answer_floor: int = 0
     tools: tuple[ProjectedTool, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    impossible: str | None = None
 
     def adjust(
         self,

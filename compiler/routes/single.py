@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.compiled import CompiledRequest
+from compiler.errors import AdjustmentRefused
 from compiler.intent import Intent
 from compiler.passes.budget import apply_budget
 from compiler.passes.draft import Draft
@@ -59,6 +60,8 @@ def compile_single(
     Raises:
         ProjectionError: the contract cannot be projected.
         PromptTooLongError: the prompt estimate does not fit (``limit`` names which).
+        AdjustmentRefused: no valid body exists (mandatory reasoning whose smallest
+            budget does not fit below ``max_tokens``).
     """
     draft = Draft(intent=intent, model=resolved, messages=[dict(m) for m in messages])
     apply_messages(draft)
@@ -79,9 +82,14 @@ def compile_single(
         adjustments=tuple(draft.adjustments),
         shown_sha256=draft.shown_sha256,
         enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
-        notes=tuple(n for n in (registry.catalog.note, *_assumptions(resolved)) if n),
+        notes=tuple(n for n in (registry.catalog.note, *_assumptions(resolved), *draft.notes)
+                    if n),
         tool_hashes=tuple((t.tool.name, t.sha256) for t in draft.tools),
     )
+    if draft.impossible is not None:
+        raise AdjustmentRefused(
+            f"{resolved.id} cannot serve stage {intent.stage!r}: {draft.impossible}",
+            report=report, kinds=["tokens.answer_short"])
     instructions = (
         None if draft.instructions is None else {"role": "system", "content": draft.instructions}
     )

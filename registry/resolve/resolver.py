@@ -51,7 +51,7 @@ from registry.resolve.provenances import (
     metadata_provenance,
     top_context_provenance,
 )
-from registry.resolve.routing import allowed_endpoints, restricts
+from registry.resolve.routing import allowed_endpoints, restricts, unverifiable
 
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
@@ -375,6 +375,8 @@ class Registry:
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
         caps = () if listed is None else self.endpoint_caps(model_id)
+        if unverifiable(caps, merged.get("provider", {})):
+            caps = ()  # tagless data cannot say which endpoint the slug is
         restricted = bool(caps) and pinned
         if restricted:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
