@@ -52,11 +52,20 @@ class _Tags(HTMLParser):
         self._in = None
 
 
-def page_data(text: str) -> dict[str, Any]:
-    match = re.search(r'<script type="application/json" id="capc-data">(.*?)</script>', text,
-                      re.S)
+def _script(text: str, name: str) -> str:
+    match = re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', text, re.S)
     assert match is not None
-    data: dict[str, Any] = json.loads(match.group(1))
+    return match.group(1)
+
+
+def page_data(text: str) -> dict[str, Any]:
+    """The page's data as its script sees it: pooled strings put back."""
+    pool = json.loads(_script(text, "capc-pool"))
+
+    def inflate(value: dict[str, Any]) -> Any:
+        return pool[value["$pool"]] if list(value) == ["$pool"] else value
+
+    data: dict[str, Any] = json.loads(_script(text, "capc-data"), object_hook=inflate)
     return data
 
 
@@ -113,7 +122,7 @@ def test_no_string_can_close_the_data_script() -> None:
     row = AuditRow(stage="s", model=evil, error=None, rung="none", reasoning=None,
                    length_param=None, max_tokens=None, dropped=(), adjustments={}, cost=None)
     text = audit_page([row], registry, inputs=[])
-    assert "alert(1)</script>" not in text
+    assert "alert(1)</script>" not in text and text.count("<script") == 3
     assert page_data(text)["cells"][0]["model"] == evil
 
 

@@ -2,7 +2,11 @@
 // opens a cell's report. No network, no library; text is set with textContent only.
 (function () {
   "use strict";
-  const DATA = JSON.parse(document.getElementById("capc-data").textContent);
+  const POOL = JSON.parse(document.getElementById("capc-pool").textContent);
+  const DATA = JSON.parse(document.getElementById("capc-data").textContent, function (k, v) {
+    return v !== null && typeof v === "object" && typeof v.$pool === "number"
+      && Object.keys(v).length === 1 ? POOL[v.$pool] : v;
+  });
   const SEV = {};
   DATA.severities.forEach(function (s) { SEV[s.name] = s; });
   const DIFF = DATA.kind === "diff";

@@ -13,12 +13,15 @@ date, and the SHA-256 of every input file.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import html
 import importlib.metadata
 import importlib.resources
 import json
+import os
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,9 @@ from compiler.artifacts.audit_detail import SEVERITIES
 from compiler.artifacts.diff import Change
 from registry.resolve.resolver import Registry
 
-__all__ = ["PAGE_FORMAT", "audit_page", "diff_page", "input_file", "registry_inputs"]
+__all__ = [
+    "PAGE_FORMAT", "audit_page", "diff_page", "input_file", "registry_inputs", "write_page",
+]
 
 #: Version of the data embedded in the page (``<script id="capc-data">``).
 PAGE_FORMAT = 1
@@ -103,17 +108,88 @@ def _vendor(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "(no vendor)"
 
 
-def _cell(row: AuditRow) -> dict[str, Any]:
+class _Pool:
+    """Values said once: the page's data names them by index (``{"$pool": i}``).
+
+    Reasons, evidence and instruction messages repeat across pairs (a 1,656-pair
+    audit holds 4 MB of strings of which 0.1 MB are distinct), and so do the schemas
+    in the bodies (1,125 of them, 9 distinct); the script puts them back as it parses
+    the data. Nothing here mutates a row: touched dicts are copies.
+    """
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._index: dict[str, int] = {}
+        self._objects: dict[int, int] = {}
+
+    def ref(self, text: Any) -> Any:
+        if not isinstance(text, str) or len(text) < _POOLED:
+            return text
+        index = self._index.get(text)
+        if index is None:
+            index = self._index[text] = len(self.items)
+            self.items.append(text)
+        return {"$pool": index}
+
+    def same(self, value: Any) -> Any:
+        """Pool an object by identity (the compiler shares one schema among many bodies)."""
+        index = self._objects.get(id(value))
+        if index is None:
+            index = self._objects[id(value)] = len(self.items)
+            self.items.append(value)  # kept alive, so its id is not reused
+        return {"$pool": index}
+
+    def request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body with its schema (``response_format`` or the forced tool's) pooled."""
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and isinstance(fmt.get("json_schema"), dict) \
+                and "schema" in fmt["json_schema"]:
+            inner = fmt["json_schema"]
+            body = {**body, "response_format": {
+                **fmt, "json_schema": {**inner, "schema": self.same(inner["schema"])}}}
+        tools = body.get("tools")
+        if isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict) \
+                and "parameters" in (tools[0].get("function") or {}):
+            function = tools[0]["function"]
+            body = {**body, "tools": [{**tools[0], "function": {
+                **function, "parameters": self.same(function["parameters"])}}]}
+        return body
+
+    def adjustments(self, items: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if items is None:
+            return None
+        out = []
+        for item in items:
+            evidence = item.get("evidence")
+            if evidence is not None:
+                evidence = {**evidence, "text": self.ref(evidence.get("text"))}
+            out.append({**item, "reason": self.ref(item.get("reason")), "evidence": evidence})
+        return out
+
+
+#: Strings at least this long go in the pool.
+_POOLED = 40
+
+
+def _cell(row: AuditRow, pool: _Pool) -> dict[str, Any]:
     data = row.to_dict()
     data["vendor"] = _vendor(row.model)
+    data["details"] = pool.adjustments(data["details"])
+    data["report_notes"] = [pool.ref(n) for n in data["report_notes"]]
+    for attempt in data["attempts"]:
+        attempt["adjustments"] = pool.adjustments(attempt["adjustments"])
+        attempt["request"] = pool.request(attempt["request"])
+        message = attempt["instructions"]
+        if message is not None:
+            attempt["instructions"] = {**message, "content": pool.ref(message.get("content"))}
     return data
 
 
 def _script_json(data: Any) -> str:
-    """JSON that cannot end its ``<script>`` element early, whatever the strings hold."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    """JSON that cannot end its ``<script>`` element early, whatever the strings hold:
+    every ``<`` is written ``\\u003c``, so neither ``</script`` nor ``<!--`` can occur."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c")
 
 
 def _csp_hash(text: str) -> str:
@@ -121,8 +197,9 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
-def _document(title: str, data: Mapping[str, Any]) -> str:
+def _document(title: str, data: Mapping[str, Any], pool: _Pool) -> str:
     style, script = _asset("page.css"), _asset("page.js")
+    pool_items = pool.items
     policy = (f"default-src 'none'; script-src {_csp_hash(script)}; "
               f"style-src {_csp_hash(style)}; img-src data:; base-uri 'none'; form-action 'none'")
     return "\n".join([
@@ -140,6 +217,7 @@ def _document(title: str, data: Mapping[str, Any]) -> str:
         "<body>",
         "<noscript><p>This page draws its matrix with JavaScript; the data is in the "
         "element <code>capc-data</code> of its source.</p></noscript>",
+        f'<script type="application/json" id="capc-pool">{_script_json(pool_items)}</script>',
         f'<script type="application/json" id="capc-data">{_script_json(data)}</script>',
         f"<script>{script}</script>",
         "</body>",
@@ -181,18 +259,21 @@ def audit_page(
         inputs: what the audit was made from (:func:`registry_inputs`).
 
     Returns:
-        The HTML text (UTF-8, ending in a newline). Its data is
+        The HTML text (UTF-8, ending in a newline). Its data (``#capc-data``) is
         ``{"format": 1, "kind": "audit", "sides": [{"label", "text", "inputs"}],
-        "stages": [...], "cells": [AuditRow.to_dict() + {"vendor"}, ...], ...}``.
+        "stages": [...], "cells": [AuditRow.to_dict() + {"vendor"}, ...], ...}``, where
+        each long string (reasons, evidence, instruction messages, notes) and each
+        schema in a body is ``{"$pool": i}``, item ``i`` of the list in ``#capc-pool``.
     """
+    pool = _Pool()
     data = _base("audit", "capc audit")
     data.update(
         sides=[{"label": "audited", "text": registry.catalog.describe(),
                 "inputs": [dict(i) for i in inputs]}],
         stages=_stage_order(rows),
-        cells=[_cell(row) for row in rows],
+        cells=[_cell(row, pool) for row in rows],
     )
-    return _document(f"capc audit: {registry.catalog.describe()}", data)
+    return _document(f"capc audit: {registry.catalog.describe()}", data, pool)
 
 
 def diff_page(
@@ -224,6 +305,7 @@ def diff_page(
     for change in changes:
         by_pair.setdefault((change.stage, change.model), []).append(change)
     stage_rank = {s: i for i, s in enumerate(_stage_order(new_rows, old_rows))}
+    pool = _Pool()
     cells: list[dict[str, Any]] = []
     for (stage, model), found in sorted(
             by_pair.items(), key=lambda kv: (stage_rank.get(kv[0][0], len(stage_rank)), kv[0])):
@@ -233,8 +315,8 @@ def diff_page(
             "model": model,
             "vendor": _vendor(model),
             "changes": [c.to_dict() for c in found],
-            "old": None if before is None else _cell(before),
-            "new": None if after is None else _cell(after),
+            "old": None if before is None else _cell(before, pool),
+            "new": None if after is None else _cell(after, pool),
         })
     data = _base("diff", "capc diff")
     data.update(
@@ -245,4 +327,25 @@ def diff_page(
         changes=len(changes),
     )
     title = " -> ".join(str(s.get("text")) for s in sides)
-    return _document(f"capc diff: {title}", data)
+    return _document(f"capc diff: {title}", data, pool)
+
+
+def write_page(text: str, path: str | Path) -> None:
+    """Write a page atomically (a temporary file in the same folder, then a rename).
+
+    Unlike a lock it is not synced to disk first: a page is a view, made again at will.
+
+    Raises:
+        OSError: the folder is not writable, or the disk is full.
+    """
+    target = Path(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

@@ -193,10 +193,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _write_page(path: str, text: str) -> None:
-    from compiler.artifacts.lock import write_lock
+    from compiler.artifacts.page import write_page
 
     try:
-        write_lock(text, path)
+        write_page(text, path)
     except OSError as exc:
         raise CliError(f"{path}: cannot write the page: {exc.strerror or exc}",
                        EXIT_INPUT) from exc
