@@ -21,7 +21,11 @@ one warm-up run (docs/performance.md says what each sample is):
 7. the pinned-endpoint sweep of the 2026-05-18 data (every model x stage x endpoint);
 8. with the ``bench`` extra installed (LiteLLM), LiteLLM's equivalent parameter
    mapping (``get_optional_params`` for an ``openrouter/...`` model with
-   ``drop_params=True``) and the ratio.
+   ``drop_params=True``) and the ratio;
+9. the audit page (``capc audit --html``): ``audit()`` of the example stages, and of
+   every example stage x every model of the snapshot, against the time to build the
+   rows' page fields (``cell_detail``, part of ``audit()``) and to render and write
+   the page, with its size.
 
 Subprocesses run with ``CAPC_OFFLINE=1`` and without ``PYTHONDONTWRITEBYTECODE``, so
 Python may cache bytecode as it does for most users.
@@ -240,6 +244,61 @@ def in_process(snapshot: Path, rounds: int) -> None:
     else:
         print(f"7. pinned-endpoint sweep skipped: {endpoints} is absent")
     litellm_comparison(rounds, registry)
+    audit_page_overhead(snapshot, rounds)
+
+
+def _all_models_stages(snapshot: Path, folder: Path) -> Path:
+    """Write the example stages.yaml with every model of the snapshot listed per stage."""
+    import yaml
+
+    from registry import Registry
+
+    document = yaml.safe_load((ROOT / "stages.yaml").read_text(encoding="utf-8"))
+    ids = Registry.load(metadata=snapshot).catalog.ids()
+    for stage in document["stages"].values():
+        stage["models"] = list(ids)
+        if "contract" in stage:  # relative to the stages file: make it absolute
+            path, _, name = stage["contract"].partition(":")
+            stage["contract"] = f"{ROOT / path}:{name}"
+    target = folder / "stages.yaml"
+    target.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return target
+
+
+def audit_page_overhead(snapshot: Path, rounds: int) -> None:
+    """Measure 9: what writing the audit page adds to the audit."""
+    from compiler.artifacts.audit import audit
+    from compiler.artifacts.audit_detail import cell_detail
+    from compiler.artifacts.lock import compile_all
+    from compiler.artifacts.page import audit_page, registry_inputs, write_page
+    from registry import Registry
+
+    with tempfile.TemporaryDirectory(prefix="capc-bench-page-") as folder:
+        every = _all_models_stages(snapshot, Path(folder))
+        for label, stages in (("example stages", ROOT / "stages.yaml"),
+                              ("every model", every)):
+            audits, details, pages = [], [], []
+            for _ in range(max(3, rounds // 3) + 1):  # the first round warms up
+                registry = Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
+                                         stages=stages)
+                start = time.perf_counter()
+                rows = audit(registry)
+                audits.append(time.perf_counter() - start)
+                items = compile_all(registry)  # memoised: only the rows' detail is timed
+                start = time.perf_counter()
+                for item in items:
+                    cell_detail(item, registry.catalog, "ok")
+                details.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                text = audit_page(rows, registry, inputs=registry_inputs(registry))
+                write_page(text, Path(folder) / "audit.html")
+                pages.append(time.perf_counter() - start)
+            audits, details, pages = audits[1:], details[1:], pages[1:]
+            ratio = statistics.median(pages) / statistics.median(audits)
+            print(f"9. audit page, {label} ({len(rows)} pairs, {len(text.encode()):,} bytes): "
+                  f"audit() {stats(audits)}, of which the page fields "
+                  f"{statistics.median(details) * 1e3:.1f} ms; render + write "
+                  f"{stats(pages)} ({ratio:.0%} of audit())")
 
 
 def litellm_comparison(rounds: int, registry: Any) -> None:

@@ -22,13 +22,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from compiler.artifacts.audit_detail import CellDetail, cell_detail
 from compiler.artifacts.lock import Compilation, compile_all
 from compiler.passes.budget import estimate_prompt_tokens
 from registry.metadata.shapes import Pricing
 from registry.resolve.capabilities import ResolvedModel
 from registry.resolve.resolver import Registry
 
-__all__ = ["AuditRow", "Cost", "audit", "audit_to_json", "render_audit", "worst_case_cost"]
+__all__ = [
+    "AuditRow", "Cost", "audit", "audit_to_json", "render_audit", "row_status", "worst_case_cost",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +164,11 @@ class AuditRow:
         dropped: sampling parameters the stage set that are not sent.
         adjustments: number of adjustments by kind.
         cost: the worst-case cost of one call, or ``None`` after a failure.
+        reasoning_change, severity, attempts, routes, details, report_notes: what the
+            audit page shows (:class:`compiler.artifacts.audit_detail.CellDetail`): the
+            reasoning kept / lowered / dropped, the colour class, the route plan's
+            attempts with their bodies, the route table, every adjustment with its
+            reason and evidence, the report's notes.
     """
 
     stage: str
@@ -173,14 +181,19 @@ class AuditRow:
     dropped: tuple[str, ...]
     adjustments: Mapping[str, int]
     cost: Cost | None
+    reasoning_change: str | None = None
+    severity: str = "none"
+    attempts: tuple[Mapping[str, Any], ...] = ()
+    routes: tuple[Mapping[str, Any], ...] = ()
+    details: tuple[Mapping[str, Any], ...] = ()
+    report_notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready mapping of the row."""
         return {
             "stage": self.stage,
             "model": self.model,
-            "status": "ok" if self.error is None
-            else "not_applicable" if self.error.startswith(_NOT_APPLICABLE) else "error",
+            "status": row_status(self.error),
             "error": self.error,
             "rung": self.rung,
             "reasoning": None if self.reasoning is None else dict(self.reasoning),
@@ -189,12 +202,29 @@ class AuditRow:
             "dropped": list(self.dropped),
             "adjustments": dict(sorted(self.adjustments.items())),
             "cost": None if self.cost is None else self.cost.to_dict(),
+            "reasoning_change": self.reasoning_change,
+            "severity": self.severity,
+            "attempts": [dict(a) for a in self.attempts],
+            "routes": [dict(r) for r in self.routes],
+            "details": [dict(d) for d in self.details],
+            "report_notes": list(self.report_notes),
         }
 
 
 #: An error that says the model cannot serve a chat completion at all (no text output):
 #: the pair is not applicable rather than failed.
 _NOT_APPLICABLE = "UnsupportedModalityError"
+
+
+def row_status(error: str | None) -> str:
+    """Return ``ok``, ``not_applicable`` or ``error`` for an :attr:`AuditRow.error`."""
+    if error is None:
+        return "ok"
+    return "not_applicable" if error.startswith(_NOT_APPLICABLE) else "error"
+
+
+def _detail_fields(detail: CellDetail) -> dict[str, Any]:
+    return {name: getattr(detail, name) for name in CellDetail.__dataclass_fields__}
 
 
 def _row(item: Compilation, registry: Registry) -> AuditRow:
@@ -205,11 +235,13 @@ def _row(item: Compilation, registry: Registry) -> AuditRow:
         for a in (report.adjustments if report is not None else ())
         if a.kind.startswith("param.") and a.applied is None
     )
+    error = None if item.compiled is not None else f"{type(item.error).__name__}: {item.error}"
+    detail = _detail_fields(cell_detail(item, registry.catalog, row_status(error)))
     if item.compiled is None:
         return AuditRow(
             stage=item.stage,
             model=item.model,
-            error=f"{type(item.error).__name__}: {item.error}",
+            error=error,
             rung=None if report is None else report.rung,
             reasoning=None,
             length_param=None,
@@ -217,6 +249,7 @@ def _row(item: Compilation, registry: Registry) -> AuditRow:
             dropped=dropped,
             adjustments=adjustments,
             cost=None,
+            **detail,
         )
     body = item.compiled.body
     length_param = next((k for k in ("max_tokens", "max_completion_tokens") if k in body), None)
@@ -240,6 +273,7 @@ def _row(item: Compilation, registry: Registry) -> AuditRow:
         dropped=dropped,
         adjustments=adjustments,
         cost=worst_case_cost(resolved, None if info is None else info.pricing, prompt, limit),
+        **detail,
     )
 
 

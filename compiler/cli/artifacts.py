@@ -66,6 +66,8 @@ def register(sub: Any) -> dict[str, Handler]:
     )
     audit.add_argument("--stage", metavar="S", help="only this stage")
     audit.add_argument("--model", metavar="GLOB", help="only model ids matching this glob")
+    audit.add_argument("--html", metavar="FILE",
+                       help="also write the audit as one self-contained HTML page")
     add_common_options(audit)
     add_route_options(audit)
 
@@ -78,6 +80,8 @@ def register(sub: Any) -> dict[str, Handler]:
     )
     diff.add_argument("old", metavar="OLD", help="old lock file or models list")
     diff.add_argument("new", metavar="NEW", help="new lock file or models list")
+    diff.add_argument("--html", metavar="FILE",
+                      help="also write the changed pairs as one self-contained HTML page")
     add_common_options(diff)
     return {"lock": _cmd_lock, "audit": _cmd_audit, "diff": _cmd_diff}
 
@@ -208,8 +212,24 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     registry = load_registry(args)
     rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
+    if args.html:
+        from compiler.artifacts.page import audit_page, registry_inputs
+
+        inputs = registry_inputs(registry, getattr(args, "endpoints", None))
+        _write_page(args.html, audit_page(rows, registry, inputs=inputs))
     print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
     return EXIT_OK
+
+
+def _write_page(path: str, text: str) -> None:
+    from compiler.artifacts.page import write_page
+
+    try:
+        write_page(text, path)
+    except OSError as exc:
+        raise CliError(f"{path}: cannot write the page: {exc.strerror or exc}",
+                       EXIT_INPUT) from exc
+    print(f"capc: wrote {path} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
 
 
 def _label(location: str, document: dict[str, Any]) -> str:
@@ -217,6 +237,30 @@ def _label(location: str, document: dict[str, Any]) -> str:
     if text.split(" ", 1)[0] == Path(location).name:
         return text
     return f"{location} ({text})"
+
+
+def _diff_page(
+    args: argparse.Namespace, registries: dict[str, Any], documents: tuple[Any, Any],
+    labels: tuple[str, str], changes: list[Any], pairs: int,
+) -> None:
+    """Write ``capc diff --html``: each side's rows come from its audit (a models list,
+    with costs) or from its lock (no prices)."""
+    from compiler.artifacts.audit import audit
+    from compiler.artifacts.page import diff_page, input_file, registry_inputs
+    from compiler.artifacts.page_rows import rows_from_lock
+
+    sides, rows = [], []
+    for name, location, document, label in zip(
+            ("old", "new"), (args.old, args.new), documents, labels, strict=True):
+        registry = registries.get(location) if len(registries) == 2 else None
+        if registry is not None:
+            rows.append(audit(registry))
+            inputs = registry_inputs(registry, getattr(args, "endpoints", None))
+        else:
+            rows.append(rows_from_lock(document))
+            inputs = [input_file("lock", location)]
+        sides.append({"label": name, "text": label, "inputs": inputs})
+    _write_page(args.html, diff_page(changes, rows[0], rows[1], sides=sides, pairs=pairs))
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
@@ -228,19 +272,22 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             "--metadata does not apply to diff: OLD and NEW are the metadata (or locks)",
             EXIT_INPUT,
         )
+    registries: dict[str, Any] = {}
+
+    def registry_for(location: str) -> Any:
+        registries[location] = load_registry(
+            argparse.Namespace(**{**vars(args), "metadata": location}))
+        return registries[location]
+
     try:
-        old, new = load_locks(
-            args.old,
-            args.new,
-            lambda location: load_registry(
-                argparse.Namespace(**{**vars(args), "metadata": location})
-            ),
-        )
+        old, new = load_locks(args.old, args.new, registry_for)
     except LockFileError as exc:
         raise CliError(str(exc), EXIT_INPUT) from exc
     changes = diff_locks(old, new)
     old_label, new_label = _label(args.old, old), _label(args.new, new)
     pairs = count_pairs(old, new)
+    if args.html:
+        _diff_page(args, registries, (old, new), (old_label, new_label), changes, pairs)
     if args.json:
         payload = {
             "old": old_label,

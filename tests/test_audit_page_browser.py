@@ -1,0 +1,192 @@
+"""The audit page in a real browser: Debian's chromium, driven headless by Playwright.
+
+Playwright's Python package (``pip install -e '.[browser]'``) is launched with the system
+Chromium (``/usr/bin/chromium``, Debian's ``chromium`` package; ``CAPC_CHROMIUM`` names
+another), never a browser it downloads. Without either the tests skip. The pages are
+opened from ``file://`` in an offline context where every request that is not the page
+itself is refused and recorded; the tests fail on any such request and on any console
+error. A screenshot of each page is kept in ``build/test-artifacts/`` (or
+``$CAPC_TEST_ARTIFACTS``), not compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler.cli.main import main
+from tests.conftest import OPENROUTER, ROOT
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+CHROMIUM = os.environ.get("CAPC_CHROMIUM") or shutil.which("chromium") or shutil.which(
+    "chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("no chromium on PATH (apt-get install chromium)", allow_module_level=True)
+if not OPENROUTER.is_dir():
+    pytest.skip("../shared/data/openrouter is absent", allow_module_level=True)
+
+ARTIFACTS = Path(os.environ.get("CAPC_TEST_ARTIFACTS") or ROOT / "build" / "test-artifacts")
+FLAGS = ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        except sync_api.Error as exc:
+            pytest.skip(f"{CHROMIUM} did not start: {str(exc).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+class Page:
+    """One page opened offline, with the requests it tried and the console errors."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.url = path.as_uri()
+        self.page.goto(self.url)
+
+    def _route(self, route: Any) -> None:
+        if route.request.url == self.url:
+            route.continue_()
+        else:
+            self.requests.append(route.request.url)
+            route.abort()
+
+    def visible_cells(self) -> list[tuple[str, str]]:
+        cells = self.page.locator("button.cell:visible")
+        return [(cells.nth(i).get_attribute("data-stage"), cells.nth(i).get_attribute(
+            "data-model")) for i in range(cells.count())]
+
+    def close(self, shot: str) -> None:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+        self.context.close()
+        assert self.requests == [], "the page asked for something besides itself"
+        assert self.errors == [], "console errors"
+
+
+def _write(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    main(argv)
+    out = capsys.readouterr().out
+    return json.loads(out) if "--json" in argv else {}
+
+
+def test_the_audit_page_shows_every_pair_filters_and_opens_a_report(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One cell per pair; the rung filter and the search narrow it; a report lists the
+    pair's adjustments."""
+    page_file = tmp_path / "audit.html"
+    audit = _write(["audit", "--metadata", str(OPENROUTER / "models-2026-08-19.json"),
+                    "--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml"),
+                    "--json", "--html", str(page_file)], capsys)
+    rows = audit["rows"]
+    view = Page(browser, page_file)
+    page = view.page
+    assert sorted(view.visible_cells()) == sorted((r["stage"], r["model"]) for r in rows)
+    assert page.locator("tr[data-model]").count() == len({r["model"] for r in rows})
+    assert page.locator("#shown").text_content() == f"{len(rows)} of {len(rows)} pair(s) shown"
+    assert "models-2026-08-19.json" in page.locator(".made-from").first.text_content()
+
+    page.select_option("#f-rung", "none")
+    expected = sorted((r["stage"], r["model"]) for r in rows if r["rung"] == "none")
+    assert expected and sorted(view.visible_cells()) == expected
+    page.select_option("#f-rung", "")
+    page.fill("#f-search", "claude")
+    expected = sorted((r["stage"], r["model"]) for r in rows if "claude" in r["model"])
+    assert expected and sorted(view.visible_cells()) == expected
+    page.select_option("#f-rung", "none")
+    assert view.visible_cells() == [("draft_reply", "anthropic/claude-sonnet-4.5")]
+    page.select_option("#f-rung", "")
+    page.fill("#f-search", "")
+    page.check("#f-adjusted")
+    quiet = {"none", "routing", "na"}
+    expected = sorted((r["stage"], r["model"]) for r in rows if r["severity"] not in quiet)
+    assert sorted(view.visible_cells()) == expected
+    page.uncheck("#f-adjusted")
+
+    row = next(r for r in rows if (r["stage"], r["model"]) == ("draft_reply", "openai/gpt-5.1"))
+    page.click('button.cell[data-stage="draft_reply"][data-model="openai/gpt-5.1"]')
+    dialog = page.locator("dialog#report")
+    assert dialog.is_visible()
+    text = dialog.text_content()
+    assert "draft_reply / openai/gpt-5.1" in text
+    for adjustment in row["details"]:
+        assert adjustment["kind"] in text and adjustment["reason"] in text
+    assert "reasoning.effort_mapped" in text and "raised" in text
+    assert dialog.locator("table.rows").first.locator("tr").count() == len(row["details"]) + 1
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "audit-report.png"))
+    page.keyboard.press("Escape")
+    assert not dialog.is_visible()
+    view.close("audit-page.png")
+
+
+def test_the_route_plan_is_in_the_report(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With endpoint data (the bundled seed's), a report shows every attempt's body and the
+    route table with its exclusions."""
+    page_file = tmp_path / "seed.html"
+    audit = _write(["audit", "--models", str(ROOT / "models.yaml"), "--stages",
+                    str(ROOT / "stages.yaml"), "--json", "--html", str(page_file)], capsys)
+    row = max(audit["rows"], key=lambda r: len(r["attempts"]))
+    assert len(row["attempts"]) >= 2
+    view = Page(browser, page_file)
+    view.page.click(f'button.cell[data-stage="{row["stage"]}"][data-model="{row["model"]}"]')
+    text = view.page.locator("dialog#report").text_content()
+    for number, attempt in enumerate(row["attempts"], start=1):
+        assert f"attempt {number}: rung {attempt['rung']}" in text
+    assert text.count("request body (messages aside)") == len(row["attempts"])
+    for route in row["routes"]:
+        assert route["endpoint"] in text
+        if route["excluded_by"]:
+            assert f"excluded: {route['excluded_by']}" in text
+    view.close("audit-route-plan.png")
+
+
+def test_the_diff_page_shows_only_the_changed_pairs(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """models-2026-05-01 -> models-2026-08-19: the two changed pairs, each with its
+    changes and the old and the new report."""
+    page_file = tmp_path / "diff.html"
+    diff = _write(["diff", str(OPENROUTER / "models-2026-05-01.json"),
+                   str(OPENROUTER / "models-2026-08-19.json"), "--models",
+                   str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml"), "--json",
+                   "--html", str(page_file)], capsys)
+    changed = sorted({(c["stage"], c["model"]) for c in diff["changes"]})
+    assert changed == [("deep_analysis", "deepseek/deepseek-chat-v3.1"),
+                       ("draft_reply", "openai/gpt-5.1")]
+    view = Page(browser, page_file)
+    page = view.page
+    assert sorted(view.visible_cells()) == changed
+    header = page.locator("body").text_content()
+    assert "models-2026-05-01.json" in header and "models-2026-08-19.json" in header
+    page.click('button.cell[data-stage="draft_reply"][data-model="openai/gpt-5.1"]')
+    dialog = page.locator("dialog#report")
+    text = dialog.text_content()
+    assert re.search(r"reasoning\.effort: \"minimal\" \u2192 \"low\"", text)
+    assert dialog.locator("section[aria-label=old]").count() == 1
+    assert "reasoning.effort_mapped" in dialog.locator("section[aria-label=new]").text_content()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "diff-report.png"))
+    page.keyboard.press("Escape")
+    view.close("diff-page.png")
