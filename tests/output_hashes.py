@@ -1,8 +1,9 @@
 """SHA-256s of everything the compiler emits, per example stage x model (a reference).
 
 Used by ``tests/test_output_hashes.py`` and written by ``scripts/make_output_hashes.py``
-into ``tests/fixtures/output_hashes.json``. Each hash is the first 16 hex digits (64 bits) of a SHA-256. For each example stage (stages.yaml, every
-model of the snapshot in place of the stage's own list), the hash covers:
+into ``tests/fixtures/output_hashes.json``. Each hash is the first 16 hex digits (64
+bits) of a SHA-256. For each example stage (stages.yaml, every model of the snapshot
+in place of the stage's own list), the hash covers:
 
 - the stage's lock entry (the body without messages, the instructions, the adjustment
   report, both schema SHA-256s, the error or the later attempts and routes), as

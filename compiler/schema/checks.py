@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.errors import ProjectionError
+from compiler.metaschema.draft2020 import meta_schema_error
 from compiler.schema.dialects import Dialect
 from compiler.schema.walk import escape_pointer, subschemas, walk_schema
 
@@ -369,6 +370,8 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
     """Check a projected schema against the JSON Schema meta-schema (draft 2020-12) and
     the dialect's own rules.
 
+    The meta-schema check is :func:`compiler.metaschema.draft2020.meta_schema_error`.
+
     Args:
         schema: the projected schema.
         dialect: the dialect it was projected into.
@@ -379,16 +382,10 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
         ProjectionError: the schema is not valid JSON Schema, or breaks the dialect's
             rules although nothing blocks enforcement (a bug in a rewrite step).
     """
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
+    error = meta_schema_error(schema)
+    if error is not None:
         raise ProjectionError(
-            f"internal error: the {dialect.name} projection is not valid JSON Schema "
-            f"at {exc.json_path}: {exc.message}"
-        ) from exc
+            f"internal error: the {dialect.name} projection is not valid JSON Schema {error}")
     problems = check_dialect(schema, dialect)
     if problems and not blockers:
         raise ProjectionError(
