@@ -360,7 +360,8 @@ def _node_problems(at: str, node: Mapping[str, Any], dialect: Dialect) -> Iterat
         yield f"{at}: object without 'additionalProperties: false'"
     props = node.get("properties")
     if dialect.all_required and isinstance(props, Mapping):
-        required = node.get("required", [])
+        listed = node.get("required", ())
+        required = set(listed) if isinstance(listed, list | tuple) else listed  # O(1) lookups
         missing = [name for name in props if name not in required]
         if missing:
             yield f"{at}: properties not required: {', '.join(missing)}"
