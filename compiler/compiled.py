@@ -19,6 +19,8 @@ from compiler.report import AdjustmentReport
 from compiler.routes.table import RouteRow
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import Projection
+from compiler.tools.calls import ToolCall, parse_tool_calls
+from compiler.tools.projection import ProjectedTool
 
 __all__ = ["OPENAI_SDK_PARAMETERS", "CompiledRequest"]
 
@@ -68,6 +70,7 @@ class CompiledRequest:
             the compile had no endpoint data.
         routes: one row per endpoint of the model: the attempt that serves it, or
             why none does (``excluded_by``); empty without endpoint data.
+        tools: the stage's own tools as projected and sent (``body["tools"]``), in order.
     """
 
     body: dict[str, Any]
@@ -78,6 +81,7 @@ class CompiledRequest:
     attempts: tuple[CompiledRequest, ...] = ()
     endpoints: tuple[str, ...] = ()
     routes: tuple[RouteRow, ...] = ()
+    tools: tuple[ProjectedTool, ...] = ()
 
     @property
     def plan(self) -> tuple[CompiledRequest, ...]:
@@ -129,6 +133,16 @@ class CompiledRequest:
         return parse_reply(
             text, self.contract, self.projection, strip_fence=self.rung in ("json", "prompt")
         )
+
+    def parse_tool_calls(self, message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+        """Return the typed tool calls of an assistant ``message`` (a reply's
+        ``choices[0].message``), arguments validated against each tool's own schema.
+
+        A malformed call is not an exception: its :attr:`ToolCall.errors` holds
+        ``(JSON path, message)`` pairs (never argument values) and its raw arguments
+        are kept. Validate before invoking: ``call.ok``.
+        """
+        return parse_tool_calls(message, self.tools)
 
     def to_openai_kwargs(self) -> dict[str, Any]:
         """Split the body into ``openai`` SDK arguments plus ``extra_body``.

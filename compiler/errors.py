@@ -9,7 +9,9 @@ the registry (:class:`registry.RegistryError`) pass through unchanged::
     ├── PromptTooLongError   the prompt alone does not fit in the model's context_length
     ├── NoEndpointError      no endpoint of the model can serve the request (carries the table)
     ├── AdjustmentRefused    a stage policy says "refuse" for a kind (carries the report)
-    └── ReplyValidationError a reply that breaks the output contract (JSON paths, no values)
+    ├── ReplyValidationError a reply that breaks the output contract (JSON paths, no values)
+    ├── ToolError            a tool that cannot be normalised (name, schema, external $ref)
+    └── ConversationError    messages that break a pre-send rule (index and rule)
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ __all__ = [
     "AdjustmentWarning",
     "CompilerError",
     "ContractError",
+    "ConversationError",
     "NoEndpointError",
     "ProjectionError",
     "PromptTooLongError",
     "ReplyValidationError",
+    "ToolError",
 ]
 
 
@@ -114,6 +118,25 @@ class ReplyValidationError(CompilerError):
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"errors": [{"path": ..., "message": ...}]}`` for JSON output."""
         return {"errors": [{"path": p, "message": m} for p, m in self.errors]}
+
+
+class ToolError(CompilerError):
+    """A tool that cannot be used: a bad or duplicate name, a schema that fails the
+    Draft 2020-12 meta-schema, an external ``$ref``, or a spec that does not import."""
+
+
+class ConversationError(CompilerError):
+    """The caller's messages break a pre-send rule (``docs/tools.md``, "Pre-send checks").
+
+    Attributes:
+        index: the position of the offending message in the caller's list.
+        rule: a stable slug of the rule broken (``role``, ``tool_result_orphan``, ...).
+    """
+
+    def __init__(self, message: str, *, index: int, rule: str) -> None:
+        super().__init__(f"messages[{index}]: {message} (rule {rule})")
+        self.index = index
+        self.rule = rule
 
 
 class AdjustmentWarning(UserWarning):

@@ -23,9 +23,12 @@ from compiler.policy import check_refused, warn_for
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
 from compiler.routes.single import Single, compile_single
+from compiler.tools.conversation import check_conversation
+from compiler.tools.media import PART_MODALITY
 from registry.errors import UnsupportedModalityError
 from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
+from registry.resolve.routing import unverifiable
 
 __all__ = ["compile_request", "default_registry"]
 
@@ -97,6 +100,9 @@ def compile_request(
             carries the route table).
         AdjustmentRefused: the stage's policy refuses an adjustment that occurred.
         UnsupportedModalityError: the model's output modalities exclude text.
+        ConversationError: the messages break a pre-send rule (roles, tool calls and
+            results, content parts; docs/tools.md).
+        ToolError: a tool's schema cannot be projected.
         ValueError: ``coverage`` is neither ``full`` nor ``first``.
 
     >>> # req = compile_request("classify", "openai/gpt-4o-mini", [{"role": "user", ...}])
@@ -107,9 +113,12 @@ def compile_request(
     coverage = intent.coverage if coverage is None else coverage
     if coverage not in COVERAGES:
         raise ValueError(f"coverage must be one of {', '.join(COVERAGES)}, not {coverage!r}")
+    check_conversation(messages)
     memo = _MEMO.setdefault(registry, {})
     key = (id(intent), model, isinstance(stage, str), coverage)
-    hit = memo.get(key)
+    # media parts and cache markers are fit per model, so such messages are compiled anew
+    plain = not any(_rewritten(m) for m in messages)
+    hit = memo.get(key) if plain else None
     if hit is not None and hit.intent is intent and hit.fits(messages):
         for attempt in hit.compiled.plan:
             warn_for(intent, attempt.report)
@@ -119,7 +128,10 @@ def compile_request(
     if base.output_modalities is not None and "text" not in base.output_modalities:
         raise UnsupportedModalityError(model, base.output_modalities)
     caps = registry.endpoint_caps(model) if coverage == "full" else ()
-    if coverage == "full" and not caps:
+    unchecked = bool(caps) and unverifiable(caps, base.provider)
+    if unchecked:
+        caps = ()
+    if coverage == "full" and not caps and not unchecked:
         listed = registry.endpoints(model)
         if listed is not None:  # the data says: no endpoint serves the model today
             raise NoEndpointError(f"the endpoint data lists no endpoint serving {model} "
@@ -137,6 +149,10 @@ def compile_request(
         if coverage == "full":
             note = (f"no endpoint data for {model}: the model-level figures were used, "
                     "which an endpoint that serves it may not meet")
+            if unchecked:
+                note = (f"the endpoint data of {model} has no tags, so which endpoint "
+                        f"provider.only {list(base.provider.get('only') or [])} names "
+                        "cannot be checked: the model-level figures were used")
             report = single.compiled.report
             single = replace(single, compiled=replace(
                 single.compiled, report=replace(report, notes=(*report.notes, note))))
@@ -153,7 +169,7 @@ def compile_request(
     for attempt in compiled.plan:
         warn_for(intent, attempt.report)
     ceilings = [s.prompt_ceiling for s in singles]
-    if replayable and all(c is not None for c in ceilings):
+    if plain and replayable and all(c is not None for c in ceilings):
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
         texts = tuple(s.instructions_text for s in singles)
@@ -162,6 +178,16 @@ def compile_request(
                           tuple(estimate_prompt_tokens([] if t is None else [{"content": t}])
                                 for t in texts))
     return compiled
+
+
+def _rewritten(message: Mapping[str, Any]) -> bool:
+    """Whether the passes may rewrite ``message`` (a media part or a cache marker)."""
+    if "cache_control" in message:
+        return True
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, Mapping) and (p.get("type") in PART_MODALITY or "cache_control" in p)
+        for p in content)
 
 
 def _with_routes(

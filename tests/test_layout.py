@@ -36,22 +36,27 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "compiler.metaschema": frozenset(),
     "compiler.schema": frozenset({"compiler", "compiler.metaschema", "registry"}),
     "compiler.reply": frozenset({"compiler", "compiler.schema", "registry"}),
-    "compiler.passes": frozenset({"compiler", "compiler.schema", "registry", "registry.resolve"}),
+    "compiler.tools": frozenset({"compiler", "compiler.schema", "compiler.reply", "registry"}),
+    "compiler.passes": frozenset(
+        {"compiler", "compiler.schema", "compiler.tools", "registry", "registry.resolve"}),
     "compiler.routes": frozenset(
-        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "registry",
-         "registry.resolve"}
+        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.tools",
+         "registry", "registry.resolve"}
     ),
     "compiler": frozenset(
         {"compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.cli", "registry", "registry.declarations", "registry.resolve"}
+         "compiler.tools", "compiler.cli", "registry", "registry.declarations",
+         "registry.resolve"}
     ),
     "compiler.artifacts": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
+         "compiler.tools",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
     ),
     "compiler.cli": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
+         "compiler.tools",
          "compiler.artifacts",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
