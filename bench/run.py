@@ -26,6 +26,12 @@ one warm-up run (docs/performance.md says what each sample is):
    every example stage x every model of the snapshot, against the time to build the
    rows' page fields (``cell_detail``, part of ``audit()``) and to render and write
    the page, with its size.
+10. the first projection of each example contract against its ``model_json_schema()``
+   time, and projection at 1,000 and 10,000 fields (``bench/goals.py``);
+11. ``capc lock``'s work against ``capc audit``'s for the stages.yaml pairs.
+
+Last, every goal of issue 19 beside its figure, met or NOT MET (the scaling series
+from 1,000 to 50,000 models is ``bench/scaling.py``).
 
 Subprocesses run with ``CAPC_OFFLINE=1`` and without ``PYTHONDONTWRITEBYTECODE``, so
 Python may cache bytecode as it does for most users.
@@ -47,6 +53,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``bench`` and the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.goals import lock_vs_audit, projection_measures, record, report
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "openrouter"
@@ -122,6 +132,9 @@ def _processes(snapshot: Path, rounds: int, cache_dir: str) -> None:
         run_process(argv, env)
         runs = [run_process(argv, env) for _ in range(rounds)]
         print(f"1. {label:34} {stats([r[0] for r in runs])}")
+        if "--no-cache" in argv:
+            record("cold capc compile (--no-cache)",
+                   statistics.median(r[0] for r in runs) * 1e3, 300, "ms")
         if argv[0] == capc[0] and "compile" in argv:
             rss[label] = max(r[1] for r in runs) / 1024
     for label, mib in rss.items():
@@ -146,6 +159,7 @@ def in_process(snapshot: Path, rounds: int) -> None:
         samples = per_call(lambda s=stage, v=varied: compile_request(
             s, "openai/gpt-4o-mini", next(v), registry=registry), rounds)
         print(f"2. compile_request {stage:17} {stats(samples)}")
+        record(f"warm compile_request {stage}", statistics.median(samples) * 1e6, 10, "us")
 
     pairs = [(s, m) for s in registry.stage_names() for m in registry.catalog.ids()]
 
@@ -239,10 +253,15 @@ def in_process(snapshot: Path, rounds: int) -> None:
             samples = per_call(lambda m=model_id, v=varied: compile_request(
                 "extract_invoice", m, next(v), registry=reg), rounds)
             first = compile_request("extract_invoice", model_id, MESSAGES, registry=reg)
+            record(f"warm compile_request, route plan ({model_id})",
+                   statistics.median(samples) * 1e6, 10, "us")
             print(f"2. compile_request, route plan of {len(first.plan)} attempt(s) over "
                   f"{count} endpoints ({model_id}) {stats(samples)}")
     else:
         print(f"7. pinned-endpoint sweep skipped: {endpoints} is absent")
+    audit_largest(largest, rounds)
+    projection_measures(rounds)
+    lock_vs_audit(largest, ROOT, rounds)
     litellm_comparison(rounds, registry)
     audit_page_overhead(snapshot, rounds)
 
@@ -301,6 +320,34 @@ def audit_page_overhead(snapshot: Path, rounds: int) -> None:
                   f"{stats(pages)} ({ratio:.0%} of audit())")
 
 
+def audit_largest(largest: Path, rounds: int) -> None:
+    """Measure 3 for the goal: every example stage x every model of the largest snapshot."""
+    from compiler import CompilerError, compile_request
+    from compiler.artifacts.lock import RECORDED_FAILURES
+    from registry import Registry
+
+    def audit() -> int:
+        fresh = Registry.load(metadata=largest, models=ROOT / "models.yaml",
+                              stages=ROOT / "stages.yaml")
+        pairs = 0
+        for stage in fresh.stage_names():
+            for model in fresh.catalog.ids():
+                pairs += 1
+                with contextlib.suppress(CompilerError, *RECORDED_FAILURES):
+                    compile_request(stage, model, MESSAGES, registry=fresh)
+        return pairs
+
+    pairs = audit()
+    runs = []
+    for _ in range(max(3, rounds // 3)):
+        start = time.perf_counter()
+        audit()
+        runs.append(time.perf_counter() - start)
+    print(f"3. full audit of {largest.name}, {pairs} pairs (load included)  {stats(runs)}")
+    record(f"example audit, {pairs} pairs of {largest.name}", statistics.median(runs) * 1e3,
+           300, "ms")
+
+
 def litellm_comparison(rounds: int, registry: Any) -> None:
     """Measure 8, when LiteLLM is installed (``pip install -e '.[bench]'``)."""
     try:
@@ -342,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, snapshot {snapshot.name}")
     processes(snapshot, args.rounds)
     in_process(snapshot, args.rounds)
+    report()
     return 0
 
 

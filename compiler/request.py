@@ -18,7 +18,7 @@ from compiler.compiled import CompiledRequest
 from compiler.errors import NoEndpointError
 from compiler.intent import COVERAGES, Intent
 from compiler.kinds import policy_key_problem
-from compiler.passes.budget import prompt_tokens
+from compiler.passes.budget import estimate_prompt_tokens
 from compiler.policy import check_refused, warn_for
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
@@ -172,8 +172,11 @@ def compile_request(
     if plain and replayable and all(c is not None for c in ceilings):
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
-        memo[key] = _Memo(intent, _kept(compiled), tuple(s.instructions_text for s in singles),
-                          tuple(c for c in ceilings if c is not None))
+        texts = tuple(s.instructions_text for s in singles)
+        memo[key] = _Memo(intent, _kept(compiled), texts,
+                          tuple(c for c in ceilings if c is not None),
+                          tuple(estimate_prompt_tokens([] if t is None else [{"content": t}])
+                                for t in texts))
     return compiled
 
 
@@ -226,13 +229,24 @@ class _Memo:
     compiled: CompiledRequest
     instructions_text: tuple[str | None, ...]
     prompt_ceiling: tuple[int, ...]
+    #: Per attempt, the estimate of the instruction message alone (tokens).
+    instruction_tokens: tuple[int, ...] = ()
 
     def fits(self, messages: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether every attempt's prompt estimate stays within its ceiling."""
+        """Whether every attempt's prompt estimate stays within its ceiling.
+
+        The same figure as :func:`compiler.passes.budget.prompt_tokens` per attempt
+        (the estimate is a sum over messages, so the caller's part is counted once).
+        """
         declared = self.intent.estimated_prompt_tokens
-        return all(prompt_tokens(text, messages, declared) <= ceiling
-                   for text, ceiling in zip(self.instructions_text, self.prompt_ceiling,
-                                            strict=True))
+        theirs = estimate_prompt_tokens(messages)
+        for shown, ceiling in zip(self.instruction_tokens, self.prompt_ceiling, strict=True):
+            estimate = shown + theirs
+            if declared is not None:
+                estimate = max(estimate, declared + shown)
+            if estimate > ceiling:
+                return False
+        return True
 
     def replay(self, messages: Sequence[Mapping[str, Any]]) -> CompiledRequest:
         """Return the memoised plan with ``messages`` in place of the original ones."""
@@ -249,8 +263,10 @@ def _with_messages(
     for name, value in old.body.items():
         if name not in body:
             body[name] = _copy_shallow(value)
-    attempts = tuple(_with_messages(a, messages) for a in old.attempts)
-    return replace(old, body=body, attempts=attempts)
+    attempts = tuple(_with_messages(a, messages) for a in old.attempts) if old.attempts else ()
+    # The constructor, not dataclasses.replace: the same object, several microseconds sooner.
+    return CompiledRequest(body, old.report, old.instructions, old.contract, old.projection,
+                           attempts, old.endpoints, old.routes)
 
 
 def _copy_shallow(value: Any) -> Any:

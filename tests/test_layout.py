@@ -33,7 +33,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "registry.resolve": frozenset(
         {"registry", "registry.metadata", "registry.declarations", "registry.sources"}
     ),
-    "compiler.schema": frozenset({"compiler", "registry"}),
+    "compiler.metaschema": frozenset(),
+    "compiler.schema": frozenset({"compiler", "compiler.metaschema", "registry"}),
     "compiler.reply": frozenset({"compiler", "compiler.schema", "registry"}),
     "compiler.tools": frozenset({"compiler", "compiler.schema", "compiler.reply", "registry"}),
     "compiler.passes": frozenset(

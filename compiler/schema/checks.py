@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.errors import ProjectionError
+from compiler.metaschema.draft2020 import meta_schema_error
 from compiler.schema.dialects import Dialect
 from compiler.schema.walk import escape_pointer, subschemas, walk_schema
 
@@ -359,7 +360,8 @@ def _node_problems(at: str, node: Mapping[str, Any], dialect: Dialect) -> Iterat
         yield f"{at}: object without 'additionalProperties: false'"
     props = node.get("properties")
     if dialect.all_required and isinstance(props, Mapping):
-        required = node.get("required", [])
+        listed = node.get("required", ())
+        required = set(listed) if isinstance(listed, list | tuple) else listed  # O(1) lookups
         missing = [name for name in props if name not in required]
         if missing:
             yield f"{at}: properties not required: {', '.join(missing)}"
@@ -368,6 +370,8 @@ def _node_problems(at: str, node: Mapping[str, Any], dialect: Dialect) -> Iterat
 def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list[str]) -> None:
     """Check a projected schema against the JSON Schema meta-schema (draft 2020-12) and
     the dialect's own rules.
+
+    The meta-schema check is :func:`compiler.metaschema.draft2020.meta_schema_error`.
 
     Args:
         schema: the projected schema.
@@ -379,16 +383,10 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
         ProjectionError: the schema is not valid JSON Schema, or breaks the dialect's
             rules although nothing blocks enforcement (a bug in a rewrite step).
     """
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
+    error = meta_schema_error(schema)
+    if error is not None:
         raise ProjectionError(
-            f"internal error: the {dialect.name} projection is not valid JSON Schema "
-            f"at {exc.json_path}: {exc.message}"
-        ) from exc
+            f"internal error: the {dialect.name} projection is not valid JSON Schema {error}")
     problems = check_dialect(schema, dialect)
     if problems and not blockers:
         raise ProjectionError(

@@ -310,7 +310,8 @@ class Projector:
     def _properties(self, node: Mapping[str, Any], props: Mapping[str, Any], ptr: str,
                     path: tuple[str, ...]) -> dict[str, Any]:
         d = self.dialect
-        required = node.get("required", [])
+        listed = node.get("required", ())
+        required = set(listed) if isinstance(listed, list | tuple) else listed  # O(1) lookups
         out: dict[str, Any] = {}
         for name, sub in props.items():
             at = f"{ptr}/properties/{escape_pointer(name)}"

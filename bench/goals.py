@@ -1,0 +1,126 @@
+"""The speed goals of issue 19 and the measures only they need (used by ``bench/run.py``).
+
+:func:`record` keeps a measured figure beside its goal; :func:`report` prints every goal
+with its figure and ``met`` / ``NOT MET``. :func:`projection_measures` and
+:func:`lock_vs_audit` time what the other measures of ``bench/run.py`` do not: the first
+projection of each example contract against pydantic's ``model_json_schema()``,
+projection at 1,000 and 10,000 fields, and ``capc lock``'s work against ``capc
+audit``'s for the same pairs. The scaling series (1k to 50k models) is
+``bench/scaling.py``.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: (goal, figure text, met) in the order recorded.
+RESULTS: list[tuple[str, str, bool]] = []
+
+
+def record(goal: str, value: float, limit: float, unit: str) -> None:
+    """Keep ``value`` (in ``unit``) against the goal ``value <= limit``."""
+    RESULTS.append((f"{goal} <= {limit:g} {unit}", f"{value:.2f} {unit}", value <= limit))
+
+
+def report() -> None:
+    """Print every recorded goal beside its figure, and whether it is met."""
+    print("\ngoals (issue 19), medians of this run:")
+    width = max((len(goal) for goal, _, _ in RESULTS), default=0)
+    for goal, figure, met in RESULTS:
+        print(f"  {goal:{width}}  {figure:>12}  {'met' if met else 'NOT MET'}")
+
+
+def _median_time(fn: Callable[[], Any], rounds: int) -> float:
+    runs = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs)
+
+
+def projection_measures(rounds: int) -> None:
+    """First projections of the example contracts, and projection at 1k and 10k fields."""
+    import pydantic
+
+    import contracts.examples as examples
+    from compiler.schema import projection
+    from compiler.schema.budgets import ProjectionBudget
+    from compiler.schema.contract import OutputContract
+    from compiler.schema.dialects import DIALECTS
+
+    # The earlier measures leave a large heap; a full collection would scan it all and
+    # land in a random sample. Freeze it, as a fresh process (a small heap) would not pay.
+    gc.collect()
+    gc.freeze()
+    try:
+        _projections(rounds, pydantic, examples, projection, ProjectionBudget, OutputContract,
+                     DIALECTS)
+    finally:
+        gc.unfreeze()
+
+
+def _projections(rounds: int, pydantic: Any, examples: Any, projection: Any, budget_type: Any,
+                 contract_type: Any, dialects: Any) -> None:
+    OutputContract, DIALECTS = contract_type, dialects
+    for name in ("Invoice", "TicketLabel", "Analysis"):
+        ratios = []
+        for dialect in ("openai-strict", "anthropic", "gemini"):
+            for _ in range(rounds):
+                # A new class each time, so neither pydantic nor the projection cache helps.
+                fresh = pydantic.create_model(name, __base__=getattr(examples, name))
+                start = time.perf_counter()
+                fresh.model_json_schema()
+                schema_s = time.perf_counter() - start
+                contract = OutputContract.from_type(fresh)
+                projection._CACHE.clear()
+                start = time.perf_counter()
+                projection.project(contract, DIALECTS[dialect])
+                ratios.append((time.perf_counter() - start) / schema_s)
+        ratio = statistics.median(ratios)
+        print(f"10. first projection of {name:11} / model_json_schema(): median {ratio:.2f}x "
+              "(openai-strict, anthropic, gemini)")
+        record(f"first projection of {name}, x model_json_schema()", ratio, 2, "x")
+    big = budget_type(nodes=1_000_000, bytes=100_000_000)
+    took = {}
+    for fields in (1000, 10000):
+        model = pydantic.create_model(f"Wide{fields}", **{f"f{i}": (int, 0) for i in range(fields)})
+        contract = OutputContract.from_type(model)
+        took[fields] = _median_time(
+            lambda c=contract: projection.project(c, DIALECTS["openai-strict"], big),
+            max(3, rounds // 3))
+        print(f"10. openai-strict projection of {fields:>5} fields: median "
+              f"{took[fields] * 1e3:.1f} ms")
+    record("projection of 10,000 fields, x 1,000 fields", took[10000] / took[1000], 10, "x")
+
+
+def lock_vs_audit(snapshot: Path, root: Path, rounds: int) -> None:
+    """``build_lock`` + ``dump_lock`` against ``audit`` for the stages.yaml pairs."""
+    from compiler.artifacts.audit import audit
+    from compiler.artifacts.lock import build_lock, dump_lock
+    from registry.resolve.resolver import Registry
+
+    def load() -> Registry:
+        return Registry.load(metadata=snapshot, models=root / "models.yaml",
+                             stages=root / "stages.yaml")
+
+    def timed(work: Callable[[Registry], Any]) -> float:
+        registry = load()
+        start = time.perf_counter()
+        work(registry)
+        return time.perf_counter() - start
+
+    timed(audit)
+    audits, locks = [], []
+    for _ in range(max(3, rounds // 3)):  # interleaved, so drift hits both alike
+        audits.append(timed(audit))
+        locks.append(timed(lambda r: dump_lock(build_lock(r))))
+    a, b = statistics.median(audits), statistics.median(locks)
+    print(f"11. stages.yaml pairs of {snapshot.name}: audit {a * 1e3:.1f} ms, "
+          f"lock {b * 1e3:.1f} ms ({b / a:.2f}x)")
+    record("capc lock, x capc audit of the same pairs", b / a, 1.2, "x")

@@ -1,0 +1,150 @@
+"""Benchmark: how load, resolve, audit and lock scale with the size of the catalog.
+
+Not a test (timings depend on the machine); the table is in docs/performance.md
+("Scaling"). For each size (default 1,000, 10,000 and 50,000 models) a models list is
+built from the largest shared snapshot (``models-all-2026-08-19.json``, else the
+bundled seed) by repeating its entries with renamed ids (``openai/gpt-4o-mini`` stays,
+copies become ``openai/gpt-4o-mini~2``, ...) and empty descriptions (so 50,000 models
+stay under the 64 MiB limit of a metadata file), then one fresh process per size times:
+
+1. ``Registry.load`` of the file with the example models.yaml and stages.yaml;
+2. ``resolve()`` of every model (the figure per model should not grow with the size);
+3. ``capc audit``'s work for the example stages' own pairs (``audit()``), and
+4. ``capc lock``'s (``build_lock`` + ``dump_lock``) for the same pairs: both should
+   cost the same at every size (proportional to the pairs, not to the catalog);
+
+and reports its peak RSS. Each step is the median of ``--rounds`` runs (a fresh
+registry each run, one untimed warm-up run first).
+
+Usage, from the repository root::
+
+    python bench/scaling.py [--sizes 1000,10000,50000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LARGEST = ROOT.parent / "shared" / "data" / "openrouter" / "models-all-2026-08-19.json"
+SEED = ROOT / "registry" / "data" / "seed-models-2026-08-19.json"
+
+
+def build_snapshot(source: Path, size: int, target: Path) -> None:
+    """Write a models list of ``size`` entries made from ``source``'s by renaming ids."""
+    entries = json.loads(source.read_bytes())["data"]
+    out = []
+    for i in range(size):
+        entry = dict(entries[i % len(entries)])
+        entry["description"] = ""  # keeps 50,000 models under the 64 MiB file limit
+        copy = i // len(entries)
+        if copy:
+            entry["id"] = f"{entry['id']}~{copy + 1}"
+            if isinstance(entry.get("canonical_slug"), str):
+                entry["canonical_slug"] = f"{entry['canonical_slug']}~{copy + 1}"
+        out.append(entry)
+    target.write_text(json.dumps({"data": out}), encoding="utf-8")
+
+
+def child(snapshot: Path, rounds: int) -> dict[str, float]:
+    """Run in the measuring process: the medians in seconds, and peak RSS in KiB."""
+    import resource
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from compiler.artifacts.audit import audit
+    from compiler.artifacts.lock import build_lock, dump_lock
+    from registry.resolve.resolver import Registry
+
+    def load() -> Registry:
+        return Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
+                             stages=ROOT / "stages.yaml")
+
+    times: dict[str, list[float]] = {"load": [], "resolve": [], "audit": [], "lock": []}
+    pairs = 0
+    for round_ in range(rounds + 1):
+        start = time.perf_counter()
+        registry = load()
+        loaded = time.perf_counter()
+        for model_id in registry.catalog.ids():
+            registry.resolve(model_id)
+        resolved = time.perf_counter()
+        registry = load()
+        start_audit = time.perf_counter()
+        rows = audit(registry)
+        audited = time.perf_counter()
+        registry = load()
+        start_lock = time.perf_counter()
+        dump_lock(build_lock(registry))
+        locked = time.perf_counter()
+        pairs = len(rows)
+        if round_:  # the first round is the warm-up
+            times["load"].append(loaded - start)
+            times["resolve"].append(resolved - loaded)
+            times["audit"].append(audited - start_audit)
+            times["lock"].append(locked - start_lock)
+        del registry, rows
+    result = {k: statistics.median(v) for k, v in times.items()}
+    result["pairs"] = pairs
+    result["rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the series and print the table (exit status 2 on a bad argument)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,50000",
+                        help="catalog sizes, comma-separated (default 1000,10000,50000)")
+    parser.add_argument("--rounds", type=int, default=3, help="timed runs per size (default 3)")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        print(json.dumps(child(args.child, args.rounds)))
+        return 0
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        print(f"bench: --sizes {args.sizes!r}: not whole numbers", file=sys.stderr)
+        return 2
+    if args.rounds < 1 or any(s < 1 for s in sizes):
+        print("bench: --rounds and every size must be at least 1", file=sys.stderr)
+        return 2
+    source = LARGEST if LARGEST.is_file() else SEED
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, models from {source.name}, "
+          f"medians of {args.rounds} runs")
+    print(f"{'models':>7} {'load ms':>9} {'resolve ms':>11} {'us/model':>9} {'audit ms':>9} "
+          f"{'lock ms':>8} {'pairs':>6} {'us/pair':>8} {'lock/audit':>10} {'peak MiB':>9}")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["CAPC_OFFLINE"] = "1"
+    with tempfile.TemporaryDirectory(prefix="capc-scaling-") as tmp:
+        env["CAPC_CACHE_DIR"] = tmp
+        for size in sizes:
+            snapshot = Path(tmp) / f"models-{size}.json"
+            build_snapshot(source, size, snapshot)
+            out = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--child", str(snapshot),
+                 "--rounds", str(args.rounds)],
+                env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+            if out.returncode:
+                print(f"bench: size {size} failed:\n{out.stderr.strip()}", file=sys.stderr)
+                return 1
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            pairs = int(r["pairs"])
+            print(f"{size:>7} {r['load'] * 1e3:>9.1f} {r['resolve'] * 1e3:>11.1f} "
+                  f"{r['resolve'] / size * 1e6:>9.1f} {r['audit'] * 1e3:>9.1f} "
+                  f"{r['lock'] * 1e3:>8.1f} {pairs:>6} {r['audit'] / pairs * 1e6:>8.0f} "
+                  f"{r['lock'] / r['audit']:>10.2f} {r['rss_kib'] / 1024:>9.1f}")
+            snapshot.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
