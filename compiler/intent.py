@@ -56,6 +56,11 @@ class Intent:
             (one body from the model-level figures), see :data:`COVERAGES`.
         min_output_tokens: the smallest answer in tokens that reasoning may leave
             (default: ``output_tokens``).
+        retries: how many repair turns an invalid reply gets (``output.retries``).
+        timeout_seconds: the whole request's timeout in seconds, or ``None`` to derive
+            it (:mod:`compiler.timeouts`).
+        stream_idle_seconds: how long a stream may stay silent, in seconds, or ``None``
+            to derive it.
     """
 
     stage: str
@@ -72,6 +77,9 @@ class Intent:
     provider: Mapping[str, Any] | None = None
     coverage: str = "full"
     min_output_tokens: int | None = None
+    retries: int = 1
+    timeout_seconds: float | None = None
+    stream_idle_seconds: float | None = None
 
     @property
     def effective_ceiling(self) -> str:
@@ -110,4 +118,7 @@ class Intent:
             max_tokens=decl.max_tokens,
             coverage=decl.coverage,
             min_output_tokens=decl.min_output_tokens,
+            retries=decl.output.retries,
+            timeout_seconds=decl.timeout_seconds,
+            stream_idle_seconds=decl.stream_idle_seconds,
         )

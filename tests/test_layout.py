@@ -34,7 +34,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         {"registry", "registry.metadata", "registry.declarations", "registry.sources"}
     ),
     "compiler.schema": frozenset({"compiler", "registry"}),
-    "compiler.reply": frozenset({"compiler", "compiler.schema", "registry"}),
+    "compiler.pricing": frozenset(
+        {"compiler", "registry", "registry.metadata", "registry.resolve"}
+    ),
+    "compiler.reply": frozenset({"compiler", "compiler.schema", "compiler.pricing", "registry"}),
     "compiler.passes": frozenset({"compiler", "compiler.schema", "registry", "registry.resolve"}),
     "compiler.routes": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "registry",
@@ -42,16 +45,17 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     ),
     "compiler": frozenset(
         {"compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.cli", "registry", "registry.declarations", "registry.resolve"}
+         "compiler.pricing", "compiler.cli", "registry", "registry.declarations",
+         "registry.resolve"}
     ),
     "compiler.artifacts": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "registry", "registry.metadata", "registry.sources", "registry.declarations",
-         "registry.resolve"}
+         "compiler.pricing", "registry", "registry.metadata", "registry.sources",
+         "registry.declarations", "registry.resolve"}
     ),
     "compiler.cli": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.artifacts",
+         "compiler.artifacts", "compiler.pricing",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
     ),
