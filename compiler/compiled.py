@@ -193,6 +193,12 @@ class CompiledRequest:
             text, self.contract, self.projection, strip_fence=self.rung in ("json", "prompt")
         )
 
+    def loop_settings(self) -> dict[str, Any]:
+        """The reply loop's settings, JSON-ready: ``{"timeout_seconds": float | None,
+        "stream_idle_seconds": float | None, "retries": int}`` (seconds; repair turns)."""
+        return {"timeout_seconds": self.timeout_seconds,
+                "stream_idle_seconds": self.stream_idle_seconds, "retries": self.retries}
+
     def to_openai_kwargs(self, *, stream: bool = False) -> dict[str, Any]:
         """Split the body into ``openai`` SDK arguments plus ``extra_body``.
 
