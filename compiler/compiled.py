@@ -25,6 +25,8 @@ from compiler.report import AdjustmentReport
 from compiler.routes.table import RouteRow
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import Projection
+from compiler.tools.calls import ToolCall, parse_tool_calls
+from compiler.tools.projection import ProjectedTool
 
 __all__ = ["OPENAI_SDK_PARAMETERS", "CompiledRequest", "ErrorVerdict", "Origin"]
 
@@ -125,6 +127,7 @@ class CompiledRequest:
         repairs: repair turns already in this request's messages.
         repair_turns: the messages those repair turns appended.
         origin: the compile's prices and downgrade (not compared, not serialised).
+        tools: the stage's own tools as projected and sent (``body["tools"]``), in order.
     """
 
     body: dict[str, Any]
@@ -141,6 +144,7 @@ class CompiledRequest:
     repairs: int = 0
     repair_turns: tuple[Mapping[str, Any], ...] = ()
     origin: Origin | None = field(default=None, compare=False, repr=False)
+    tools: tuple[ProjectedTool, ...] = ()
 
     @property
     def plan(self) -> tuple[CompiledRequest, ...]:
@@ -198,6 +202,16 @@ class CompiledRequest:
         "stream_idle_seconds": float | None, "retries": int}`` (seconds; repair turns)."""
         return {"timeout_seconds": self.timeout_seconds,
                 "stream_idle_seconds": self.stream_idle_seconds, "retries": self.retries}
+
+    def parse_tool_calls(self, message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+        """Return the typed tool calls of an assistant ``message`` (a reply's
+        ``choices[0].message``), arguments validated against each tool's own schema.
+
+        A malformed call is not an exception: its :attr:`ToolCall.errors` holds
+        ``(JSON path, message)`` pairs (never argument values) and its raw arguments
+        are kept. Validate before invoking: ``call.ok``.
+        """
+        return parse_tool_calls(message, self.tools)
 
     def to_openai_kwargs(self, *, stream: bool = False) -> dict[str, Any]:
         """Split the body into ``openai`` SDK arguments plus ``extra_body``.

@@ -12,7 +12,9 @@ the registry (:class:`registry.RegistryError`) pass through unchanged::
     ├── ReplyValidationError a reply that breaks the output contract (JSON paths, no values)
     │   └── RepairsExhaustedError  still invalid after the stage's output.retries repairs
     ├── ReplyTruncatedError  finish_reason length: the answer is missing or cut off
-    └── ProviderError        the provider answered with an error (classified)
+    ├── ProviderError        the provider answered with an error (classified)
+    ├── ToolError            a tool that cannot be normalised (name, schema, external $ref)
+    └── ConversationError    messages that break a pre-send rule (index and rule)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "AdjustmentWarning",
     "CompilerError",
     "ContractError",
+    "ConversationError",
     "NoEndpointError",
     "ProjectionError",
     "PromptTooLongError",
@@ -35,6 +38,7 @@ __all__ = [
     "RepairsExhaustedError",
     "ReplyTruncatedError",
     "ReplyValidationError",
+    "ToolError",
 ]
 
 
@@ -193,6 +197,25 @@ class ProviderError(CompilerError):
         self.kind = kind
         self.status = status
         self.detail = detail
+
+
+class ToolError(CompilerError):
+    """A tool that cannot be used: a bad or duplicate name, a schema that fails the
+    Draft 2020-12 meta-schema, an external ``$ref``, or a spec that does not import."""
+
+
+class ConversationError(CompilerError):
+    """The caller's messages break a pre-send rule (``docs/tools.md``, "Pre-send checks").
+
+    Attributes:
+        index: the position of the offending message in the caller's list.
+        rule: a stable slug of the rule broken (``role``, ``tool_result_orphan``, ...).
+    """
+
+    def __init__(self, message: str, *, index: int, rule: str) -> None:
+        super().__init__(f"messages[{index}]: {message} (rule {rule})")
+        self.index = index
+        self.rule = rule
 
 
 class AdjustmentWarning(UserWarning):

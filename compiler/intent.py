@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compiler.errors import ToolError
 from compiler.schema.contract import OutputContract, load_contract
+from compiler.tools.tool import Tool, check_tools, tool_from_decl
 
 if TYPE_CHECKING:
     from registry.declarations.stages import StageDecl
@@ -61,6 +63,10 @@ class Intent:
             it (:mod:`compiler.timeouts`).
         stream_idle_seconds: how long a stream may stay silent, in seconds, or ``None``
             to derive it.
+        tools: the stage's own tools, in order (``docs/tools.md``); names are unique.
+        tool_choice: ``auto``, ``none``, ``required``, ``{"type": "function",
+            "function": {"name": ...}}``, or ``None`` (not sent; the provider default).
+        parallel_tool_calls: sent (only where the endpoints list it) unless ``None``.
     """
 
     stage: str
@@ -80,6 +86,18 @@ class Intent:
     retries: int = 1
     timeout_seconds: float | None = None
     stream_idle_seconds: float | None = None
+    tools: tuple[Tool, ...] = ()
+    tool_choice: Any = None
+    parallel_tool_calls: bool | None = None
+
+    def __post_init__(self) -> None:
+        check_tools(self.tools, () if self.contract is None or not self.tools
+                    else (self.contract.name,))
+        named = self.tool_choice.get("function", {}).get("name") if isinstance(
+            self.tool_choice, Mapping) else None
+        if named is not None and named not in {t.name for t in self.tools}:
+            raise ToolError(f"tool_choice names {named!r}, which is not a tool of stage "
+                            f"{self.stage!r}")
 
     @property
     def effective_ceiling(self) -> str:
@@ -100,10 +118,15 @@ class Intent:
 
         Raises:
             ContractError: the contract does not import or has no JSON Schema.
+            ToolError: a tool does not import or fails normalisation.
         """
         contract = (
             None if decl.contract is None else load_contract(decl.contract, base_dir=base_dir)
         )
+        tools = tuple(tool_from_decl(t, base_dir=base_dir) for t in decl.tools)
+        choice: Any = decl.tool_choice
+        if choice is not None and not isinstance(choice, str):
+            choice = {"type": "function", "function": {"name": choice.function}}
         return cls(
             stage=name,
             contract=contract,
@@ -121,4 +144,7 @@ class Intent:
             retries=decl.output.retries,
             timeout_seconds=decl.timeout_seconds,
             stream_idle_seconds=decl.stream_idle_seconds,
+            tools=tools,
+            tool_choice=choice,
+            parallel_tool_calls=decl.parallel_tool_calls,
         )

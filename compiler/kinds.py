@@ -53,6 +53,11 @@ KINDS: Mapping[str, str] = {
     "route.tag_ambiguous": "several endpoints publish one tag; their common capabilities used",
     "route.slug_derived": "a routing slug derived from a provider name was written",
     "route.degraded_kept": "every allowed endpoint is degraded; they were kept",
+    "tools.dropped": "the endpoints list no tools parameter; the stage's tools were omitted",
+    "tools.choice_mapped": "tool_choice mapped to the nearest mode the endpoints accept",
+    "tools.not_strict": "a tool sent without strict: no structured_outputs, or a blocker",
+    "messages.breakpoint_dropped": "a cache_control marker over the model's budget was removed",
+    "messages.part_dropped": "a media part the model cannot read was removed",
 }
 
 

@@ -44,10 +44,14 @@ def check_refused(intent: Intent, report: AdjustmentReport) -> None:
     policy = _policy(intent)
     if policy is None:
         return
-    refused = [a.kind for a in report.adjustments if action_for(policy, a.kind) == "refuse"]
-    if refused:
+    hits = [a for a in report.adjustments if action_for(policy, a.kind) == "refuse"]
+    if hits:
+        refused = [a.kind for a in hits]
+        detail = "; ".join(f"{a.kind} at {a.path}: {a.reason}" for a in hits[:3])
+        more = f" (and {len(hits) - 3} more)" if len(hits) > 3 else ""
         raise AdjustmentRefused(
-            f"stage {report.stage!r} refuses {', '.join(sorted(set(refused)))} for {report.model}",
+            f"stage {report.stage!r} refuses {', '.join(sorted(set(refused)))} for "
+            f"{report.model}: {detail}{more}",
             report=report,
             kinds=refused,
         )

@@ -75,6 +75,10 @@ class AdjustmentReport:
         adjustments: in the order the passes produced them.
         shown_sha256: SHA-256 of the schema shown in the messages, or ``None``.
         enforced_sha256: SHA-256 of the schema in ``response_format``, or ``None``.
+        notes: context lines (metadata assumptions, dropped hints).
+        tool_hashes: ``(tool name, SHA-256 of its parameters as sent)`` per caller tool,
+            in order; the parameters are what the model is shown and, where the call is
+            ``strict``, what the provider enforces.
     """
 
     stage: str
@@ -85,6 +89,7 @@ class AdjustmentReport:
     shown_sha256: str | None = None
     enforced_sha256: str | None = None
     notes: tuple[str, ...] = field(default=())
+    tool_hashes: tuple[tuple[str, str], ...] = ()
 
     def kinds(self) -> Counter[str]:
         """Return how many adjustments there are of each kind."""
@@ -105,6 +110,8 @@ class AdjustmentReport:
             "enforced_sha256": self.enforced_sha256,
             "notes": list(self.notes),
             "adjustments": [a.to_dict() for a in self.adjustments],
+            **({"tools": [{"name": n, "sha256": h} for n, h in self.tool_hashes]}
+               if self.tool_hashes else {}),
         }
 
     def to_text(self) -> str:

@@ -26,9 +26,12 @@ from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
 from compiler.routes.single import Single, compile_single
 from compiler.timeouts import request_timeouts
+from compiler.tools.conversation import check_conversation
+from compiler.tools.media import PART_MODALITY
 from registry.errors import UnsupportedModalityError
 from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
+from registry.resolve.routing import unverifiable
 
 __all__ = ["compile_request", "default_registry"]
 
@@ -100,6 +103,9 @@ def compile_request(
             carries the route table).
         AdjustmentRefused: the stage's policy refuses an adjustment that occurred.
         UnsupportedModalityError: the model's output modalities exclude text.
+        ConversationError: the messages break a pre-send rule (roles, tool calls and
+            results, content parts; docs/tools.md).
+        ToolError: a tool's schema cannot be projected.
         ValueError: ``coverage`` is neither ``full`` nor ``first``.
 
     >>> # req = compile_request("classify", "openai/gpt-4o-mini", [{"role": "user", ...}])
@@ -110,6 +116,7 @@ def compile_request(
     coverage = intent.coverage if coverage is None else coverage
     if coverage not in COVERAGES:
         raise ValueError(f"coverage must be one of {', '.join(COVERAGES)}, not {coverage!r}")
+    check_conversation(messages)
     return _compile(registry, intent, model, messages, coverage,
                     intent.stage if isinstance(stage, str) else None)
 
@@ -120,7 +127,9 @@ def _compile(
 ) -> CompiledRequest:
     memo = _MEMO.setdefault(registry, {})
     key = (id(intent), model, stage_name is not None, coverage)
-    hit = memo.get(key)
+    # media parts and cache markers are fit per model, so such messages are compiled anew
+    plain = not any(_rewritten(m) for m in messages)
+    hit = memo.get(key) if plain else None
     if hit is not None and hit.intent is intent and hit.fits(messages):
         for attempt in hit.compiled.plan:
             warn_for(intent, attempt.report)
@@ -129,7 +138,10 @@ def _compile(
     if base.output_modalities is not None and "text" not in base.output_modalities:
         raise UnsupportedModalityError(model, base.output_modalities)
     caps = registry.endpoint_caps(model) if coverage == "full" else ()
-    if coverage == "full" and not caps:
+    unchecked = bool(caps) and unverifiable(caps, base.provider)
+    if unchecked:
+        caps = ()
+    if coverage == "full" and not caps and not unchecked:
         listed = registry.endpoints(model)
         if listed is not None:  # the data says: no endpoint serves the model today
             raise NoEndpointError(f"the endpoint data lists no endpoint serving {model} "
@@ -147,6 +159,10 @@ def _compile(
         if coverage == "full":
             note = (f"no endpoint data for {model}: the model-level figures were used, "
                     "which an endpoint that serves it may not meet")
+            if unchecked:
+                note = (f"the endpoint data of {model} has no tags, so which endpoint "
+                        f"provider.only {list(base.provider.get('only') or [])} names "
+                        "cannot be checked: the model-level figures were used")
             report = single.compiled.report
             single = replace(single, compiled=replace(
                 single.compiled, report=replace(report, notes=(*report.notes, note))))
@@ -164,7 +180,7 @@ def _compile(
     for attempt in compiled.plan:
         warn_for(intent, attempt.report)
     ceilings = [s.prompt_ceiling for s in singles]
-    if replayable and all(c is not None for c in ceilings):
+    if plain and replayable and all(c is not None for c in ceilings):
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
         memo[key] = _Memo(intent, _kept(compiled), tuple(s.instructions_text for s in singles),
@@ -212,6 +228,16 @@ def _with_adjustment(compiled: CompiledRequest, note: Adjustment) -> CompiledReq
     report = compiled.report
     return replace(compiled, report=replace(report, adjustments=(*report.adjustments, note)),
                    attempts=tuple(_with_adjustment(a, note) for a in compiled.attempts))
+
+
+def _rewritten(message: Mapping[str, Any]) -> bool:
+    """Whether the passes may rewrite ``message`` (a media part or a cache marker)."""
+    if "cache_control" in message:
+        return True
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, Mapping) and (p.get("type") in PART_MODALITY or "cache_control" in p)
+        for p in content)
 
 
 def _with_routes(

@@ -16,7 +16,7 @@ import pytest
 
 from compiler import Intent, compile_request
 from compiler.cli.main import main
-from compiler.errors import PromptTooLongError
+from compiler.errors import AdjustmentRefused, PromptTooLongError
 from registry.errors import UnsupportedModalityError
 from registry.resolve.capabilities import EFFORT_RANK
 from registry.resolve.resolver import Registry
@@ -52,6 +52,10 @@ def test_the_answer_always_fits_or_the_report_says_why() -> None:
                 except UnsupportedModalityError:
                     refused += 1
                     continue
+                except AdjustmentRefused as error:  # mandatory reasoning that cannot fit
+                    assert error.kinds == ("tokens.answer_short",), error
+                    assert "cannot be turned off" in str(error)
+                    continue
                 except PromptTooLongError:
                     continue
                 compiled += 1
@@ -61,6 +65,18 @@ def test_the_answer_always_fits_or_the_report_says_why() -> None:
                     continue  # tokens.no_length_param, covered elsewhere
                 budgets = registry.resolve(model_id).reasoning.effort_budgets
                 room = total - _reserve(req.body, budgets)
+                budget = (req.body.get("reasoning") or {}).get("max_tokens")
+                if budget is not None and budget >= total:
+                    violations.append(f"{model_id} {effort} cap {cap}: budget {budget} >= "
+                                      f"max_tokens {total} (the provider rejects it)")
+                if "tokens.answer_short" in kinds and "effort" in (req.body.get("reasoning")
+                                                                    or {}):
+                    levels = registry.resolve(model_id).reasoning.efforts or tuple(EFFORT_RANK)
+                    lowest = min((e for e in levels if e != "none"),
+                                 key=lambda e: EFFORT_RANK[e])
+                    if req.body["reasoning"]["effort"] != lowest:
+                        violations.append(f"{model_id} {effort} cap {cap}: short answer "
+                                          "with an effort above the lowest")
                 if room < min(ANSWER, total) and "tokens.answer_short" not in kinds:
                     violations.append(f"{model_id} {effort} cap {cap}: answer room {room}")
                 if total < ANSWER and not kinds & {"tokens.clamped", "tokens.answer_short"}:

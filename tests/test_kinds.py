@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from compiler import Intent, OutputContract, compile_request
 from compiler.kinds import KINDS
+from compiler.tools.tool import Tool
 from registry.declarations.files import load_models_file
 from registry.metadata.catalog import Catalog
 from registry.metadata.shapes import EndpointList, ModelInfo
@@ -98,6 +99,7 @@ def scenario(
 
 
 NO_STRICT = [p for p in ALL if p != "structured_outputs"]
+LOOKUP = Tool.from_model(Item, name="lookup")
 BUDGET = "models:\n  acme/*:\n    reasoning: {style: budget, budget_min: 1024, budget_max: 4000}\n"
 
 ROWS: dict[str, dict[str, Any]] = {
@@ -193,6 +195,23 @@ ROWS: dict[str, dict[str, Any]] = {
     "route.degraded_kept": {
         "endpoints": [{"tag": "a", "supported_parameters": ALL, "status": -2}],
         "output_tokens": 100},
+    "tools.dropped": {"published": {"supported_parameters": ["max_tokens"]},
+                      "tools": (LOOKUP,)},
+    "tools.choice_mapped": {
+        "endpoints": [{"tag": "a", "supported_parameters": ALL, "supports_tool_choice": {
+            "auto": True, "none": True, "required": False, "function": False}}],
+        "tools": (LOOKUP,), "tool_choice": "required"},
+    "tools.not_strict": {"published": {"supported_parameters": NO_STRICT}, "tools": (LOOKUP,)},
+    "messages.breakpoint_dropped": {
+        "models_yaml": "models:\n  acme/*:\n    prompt_cache: {max_breakpoints: 1}\n",
+        "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}]}]},
+    "messages.part_dropped": {
+        "published": {"architecture": {"input_modalities": ["text"]}},
+        "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]},
 }
 
 
@@ -206,8 +225,9 @@ def test_kind_is_produced(kind: str, tmp_path: Path) -> None:
     """Compiling the kind's scenario reports that kind, with a reason."""
     row = dict(ROWS[kind])
     after_error = row.pop("_after_error", None)
+    messages = row.pop("messages", ())
     registry, intent = scenario(tmp_path, **row)
-    req = compile_request(intent, MODEL, registry=registry)
+    req = compile_request(intent, MODEL, messages, registry=registry)
     if after_error is not None:  # produced by the reply loop, not by a compile
         retry = req.after_error(*after_error).retry
         assert retry is not None

@@ -38,24 +38,28 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         {"compiler", "registry", "registry.metadata", "registry.resolve"}
     ),
     "compiler.reply": frozenset({"compiler", "compiler.schema", "compiler.pricing", "registry"}),
-    "compiler.passes": frozenset({"compiler", "compiler.schema", "registry", "registry.resolve"}),
+    "compiler.tools": frozenset({"compiler", "compiler.schema", "compiler.reply", "registry"}),
+    "compiler.passes": frozenset(
+        {"compiler", "compiler.schema", "compiler.tools", "registry", "registry.resolve"}),
     "compiler.routes": frozenset(
-        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "registry",
-         "registry.resolve"}
+        {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.tools",
+         "registry", "registry.resolve"}
     ),
     "compiler": frozenset(
         {"compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.pricing", "compiler.cli", "registry", "registry.declarations",
-         "registry.resolve"}
+         "compiler.tools", "compiler.pricing", "compiler.cli", "registry",
+         "registry.declarations", "registry.resolve"}
     ),
     "compiler.artifacts": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.pricing", "registry", "registry.metadata", "registry.sources",
-         "registry.declarations", "registry.resolve"}
+         "compiler.tools", "compiler.pricing",
+         "registry", "registry.metadata", "registry.sources", "registry.declarations",
+         "registry.resolve"}
     ),
     "compiler.cli": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.artifacts", "compiler.pricing",
+         "compiler.tools", "compiler.pricing",
+         "compiler.artifacts",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
     ),

@@ -409,3 +409,54 @@ def test_diff_lists_changes_in_later_attempts_and_routes() -> None:
     paths = {c.path: (c.old, c.new) for c in diff_locks(old, new)}
     assert paths == {"attempt 2.max_tokens": (4, 3),
                      "routes.b": ("attempt 2", "excluded: status")}
+
+
+def test_a_real_slug_pinned_on_tagless_data_is_compiled_not_refused(tmp_path: Path) -> None:
+    """2025 data has no tags: ``google-vertex`` for the name ``Google`` cannot be checked;
+    the compile uses the model-level figures and says so, instead of refusing the slug."""
+    registry, intent = scenario(tmp_path, [ep(None, provider_name="Google"),
+                                           ep(None, provider_name="Google AI Studio")],
+                                provider={"only": ["google-vertex"], "allow_fallbacks": False})
+    for coverage in ("full", "first"):
+        req = compile_request(intent, MODEL, registry=registry, coverage=coverage)
+        assert req.body["provider"]["only"] == ["google-vertex"] and not req.routes
+    notes = compile_request(intent, MODEL, registry=registry).report.notes
+    assert any("has no tags" in n for n in notes)
+
+
+def test_mandatory_reasoning_takes_its_lowest_setting_or_the_compile_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Reasoning that cannot be turned off: the lowest budget, or a refusal when even that
+    does not fit below max_tokens (never a body the provider rejects)."""
+    from compiler import AdjustmentRefused
+
+    yaml = ("models:\n  acme/*:\n    reasoning: {style: budget, can_disable: false, "
+            "budget_min: 128, budget_max: 32000, effort_budgets: {high: 8000}}\n")
+    registry, intent = scenario(tmp_path, None, models_yaml=yaml, reasoning="high",
+                                output_tokens=500, max_tokens=500)
+    req = compile_request(intent, MODEL, registry=registry)
+    assert req.body["reasoning"] == {"max_tokens": 128} and req.body["max_tokens"] == 500
+    assert req.report.by_kind("tokens.answer_short")
+    registry, intent = scenario(tmp_path, None, models_yaml=yaml.replace("128", "1024"),
+                                reasoning="high", output_tokens=500, max_tokens=500)
+    with pytest.raises(AdjustmentRefused, match="cannot be turned off"):
+        compile_request(intent, MODEL, registry=registry)
+
+
+def test_a_refusal_names_the_path_and_the_reason(tmp_path: Path) -> None:
+    """Under output policy required, the error itself says what and where, not just a kind."""
+    from compiler import AdjustmentRefused
+
+    registry, intent = scenario(tmp_path, [ep("a", NO_STRICT)], contract=Item,
+                                output_policy="required")
+    with pytest.raises(AdjustmentRefused) as caught:
+        compile_request(intent, MODEL, registry=registry)
+    assert "output.downgraded at response_format: nearest supported" in str(caught.value)
+
+
+def test_an_effort_without_a_declared_reserve_is_a_stated_assumption(tmp_path: Path) -> None:
+    """No reasoning.effort_budgets for the effort: a note, not a silent zero reserve."""
+    registry, intent = scenario(tmp_path, None, reasoning="high")
+    notes = compile_request(intent, MODEL, registry=registry).report.notes
+    assert any("no reasoning reserve is declared for effort high" in n for n in notes)

@@ -94,11 +94,17 @@ def fit_answer(draft: Draft, total: int) -> None:
     reasoning = draft.params.get("reasoning")
     if not isinstance(reasoning, dict) or not draft.reasoning_on:
         return
+    effort = reasoning.get("effort")
+    caps = draft.model.reasoning
+    if isinstance(effort, str) and effort != "none" and effort not in caps.effort_budgets:
+        draft.notes.append(
+            f"no reasoning reserve is declared for effort {effort} of {draft.model.id} "
+            "(reasoning.effort_budgets in models.yaml): reasoning may take part of "
+            "max_tokens that the answer floor does not account for")
     reserve = draft.reasoning_budget
     room = total - floor
     if reserve <= room:
         return
-    caps = draft.model.reasoning
     budget_min = caps.budget_min or 1
     if "max_tokens" in reasoning:
         if room >= budget_min and room < total:
@@ -129,4 +135,34 @@ def fit_answer(draft: Draft, total: int) -> None:
                      f"{why}; reasoning is turned off",
                      draft.model.source_of("reasoning.effort_budgets"))
         return
-    _short(draft, total, floor, reserve)
+    _lowest(draft, reasoning, total, floor)
+
+
+def _lowest(draft: Draft, reasoning: dict[str, Any], total: int, floor: int) -> None:
+    """Reasoning is mandatory: use its lowest setting, and say the answer may be short.
+
+    A budget-style minimum at or above ``max_tokens`` makes a body the provider rejects
+    (the budget must stay below ``max_tokens``), so the draft is marked impossible and
+    the compile is refused.
+    """
+    caps = draft.model.reasoning
+    before = dict(reasoning)
+    if "max_tokens" in reasoning:
+        lowest = caps.budget_min or 1
+        reasoning["max_tokens"] = lowest
+        draft.reasoning_budget = lowest
+        if lowest >= total:
+            draft.impossible = (f"the smallest reasoning budget {lowest} of this model "
+                                f"(reasoning cannot be turned off) does not fit below "
+                                f"max_tokens {total}")
+    elif "effort" in reasoning:
+        levels = [e for e in (caps.efforts or tuple(EFFORT_RANK)) if e != "none"]
+        lowest_effort = min(levels, key=lambda e: EFFORT_RANK.get(e, 0))
+        reasoning["effort"] = lowest_effort
+        draft.reasoning_budget = caps.effort_budgets.get(lowest_effort, 0)
+    if reasoning != before:
+        draft.adjust("reasoning.effort_lowered", "reasoning", before, dict(reasoning),
+                     "reasoning cannot be turned off; its lowest setting leaves the answer "
+                     "the most room", draft.model.source_of("reasoning.can_disable"))
+    if draft.reasoning_budget > total - floor:
+        _short(draft, total, floor, draft.reasoning_budget)

@@ -22,6 +22,7 @@ from typing import Any
 from compiler.errors import PromptTooLongError
 from compiler.passes.answer import fit_answer
 from compiler.passes.draft import Draft
+from compiler.tools.media import media_tokens, vendor_rule
 
 __all__ = ["CHARS_PER_TOKEN", "apply_budget", "estimate_prompt_tokens", "prompt_tokens"]
 
@@ -32,51 +33,62 @@ CHARS_PER_TOKEN = 3
 TOKENS_PER_MESSAGE = 4
 
 
-def _content_chars(content: Any) -> int:
+def _content_size(content: Any, rule: str) -> tuple[int, int]:
+    """``(characters of text, tokens of media parts)`` of one message's content."""
     if isinstance(content, str):
-        return len(content)
+        return len(content), 0
     if isinstance(content, list):
-        total = 0
+        total, media = 0, 0
         for part in content:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+            tokens = media_tokens(part, rule) if isinstance(part, Mapping) else None
+            if tokens is not None:
+                media += tokens
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
                 total += len(part["text"])
             else:
                 total += len(json.dumps(part, default=str))
-        return total
-    return 0 if content is None else len(json.dumps(content, default=str))
+        return total, media
+    return (0 if content is None else len(json.dumps(content, default=str))), 0
 
 
-def estimate_prompt_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
-    """Estimate the prompt size in tokens: ``ceil(characters / 3) + 4`` per message.
+def estimate_prompt_tokens(messages: Iterable[Mapping[str, Any]], rule: str = "openai") -> int:
+    """Estimate the prompt size in tokens: ``ceil(characters / 3) + 4`` per message, plus
+    each image, file or audio part by the vendor ``rule``
+    (:func:`compiler.tools.media.media_tokens`), never by its base64 length.
 
     Args:
         messages: chat messages; ``content`` may be a string or a list of parts.
+        rule: ``openai``, ``anthropic`` or ``gemini`` (:func:`compiler.tools.media.
+            vendor_rule` of the model).
 
     >>> estimate_prompt_tokens([{"role": "user", "content": "x" * 30}])
     14
     """
     total = 0
     for message in messages:
-        total += math.ceil(_content_chars(message.get("content")) / CHARS_PER_TOKEN)
+        chars, media = _content_size(message.get("content"), rule)
+        total += math.ceil(chars / CHARS_PER_TOKEN) + media
         total += TOKENS_PER_MESSAGE
     return total
 
 
 def prompt_tokens(
-    instructions: str | None, messages: Iterable[Mapping[str, Any]], declared: int | None
+    instructions: str | None, messages: Iterable[Mapping[str, Any]], declared: int | None,
+    rule: str = "openai",
 ) -> int:
     """Estimate a request's prompt in tokens: the instruction message plus the caller's
     messages, or the stage's ``estimated_prompt_tokens`` plus the instructions when larger.
     """
     shown = [] if instructions is None else [{"content": instructions}]
-    estimate = estimate_prompt_tokens([*shown, *messages])
+    estimate = estimate_prompt_tokens([*shown, *messages], rule)
     if declared is not None:
         estimate = max(estimate, declared + estimate_prompt_tokens(shown))
     return estimate
 
 
 def _prompt_tokens(draft: Draft) -> int:
-    return prompt_tokens(draft.instructions, draft.messages, draft.intent.estimated_prompt_tokens)
+    return prompt_tokens(draft.instructions, draft.messages, draft.intent.estimated_prompt_tokens,
+                         vendor_rule(draft.model.id))
 
 
 def apply_budget(draft: Draft) -> None:

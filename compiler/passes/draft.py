@@ -12,6 +12,7 @@ from registry.resolve.capabilities import Provenance, ResolvedModel
 if TYPE_CHECKING:
     from compiler.intent import Intent
     from compiler.schema.projected import Projection
+    from compiler.tools.projection import ProjectedTool
 
 __all__ = ["Draft"]
 
@@ -39,6 +40,10 @@ class Draft:
             result (the context limit was binding).
         enforced_sha256: SHA-256 of the schema in ``response_format``, when strict.
         answer_floor: the smallest answer in tokens the budget keeps clear of reasoning.
+        tools: the stage's tools as projected and sent, in order.
+        notes: assumptions the passes made because the data is silent (report notes).
+        impossible: why no valid body exists for this model (the compile is refused),
+            or ``None``.
     """
 
     intent: Intent
@@ -57,6 +62,9 @@ class Draft:
     prompt_ceiling: int | None = None
     enforced_sha256: str | None = None
     answer_floor: int = 0
+    tools: tuple[ProjectedTool, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    impossible: str | None = None
 
     def adjust(
         self,

@@ -9,10 +9,11 @@ The ladder, strongest first (https://openrouter.ai/docs/guides/features/structur
   for the model's dialect, as for ``schema`` (needs ``tools`` and ``tool_choice`` and a
   projection without blockers, and is skipped while the model reasons on a provider
   that forbids forced tools while thinking, ``structured_output.
-  forced_tool_with_reasoning: false``); ``strict: true`` on the function, and an
-  ``enforced_sha256`` in the report, only where the serving endpoints list
-  ``structured_outputs`` (otherwise ``output.not_strict``); the reply is the call's
-  ``arguments``;
+  forced_tool_with_reasoning: false``, and skipped when the stage sends its own
+  tools: the forced call would forbid calling them, ``docs/tools.md``); ``strict:
+  true`` on the function, and an ``enforced_sha256`` in the report, only where the
+  serving endpoints list ``structured_outputs`` (otherwise ``output.not_strict``); the
+  reply is the call's ``arguments``;
 * ``json``: ``response_format: {type: json_object}`` (needs ``response_format``),
   with the schema shown in the messages;
 * ``prompt``: the schema shown in the messages only.
@@ -77,6 +78,10 @@ def _reachable(draft: Draft, strict: Projection | None) -> tuple[str, str]:
                 continue
             return rung, "; ".join(reasons)
         if rung == "tool":
+            if draft.intent.tools:
+                reasons.append("the stage sends its own tools, and a forced output tool would "
+                               "forbid calling them")
+                continue
             missing = [p for p in ("tools", "tool_choice") if not model.supports(p)]
             if missing:
                 reasons.append(f"a forced tool call needs {' and '.join(missing)}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.passes.draft import Draft
+from compiler.tools.choice import choice_mode
 from registry.resolve.capabilities import EndpointCaps, Provenance
 
 __all__ = ["apply_endpoints", "needed_parameters"]
@@ -41,11 +42,13 @@ def needed_parameters(params: dict[str, Any]) -> frozenset[str]:
 
 def _serving(draft: Draft) -> list[EndpointCaps]:
     needed = needed_parameters(draft.params)
-    forced = isinstance(draft.params.get("tool_choice"), dict)
+    mode = choice_mode(draft.params.get("tool_choice"))
+    forced = mode == "function"
     return [
         e
         for e in draft.model.endpoints
         if needed <= e.supported_parameters and not (forced and e.forced_tool is False)
+        and (mode is None or e.accepts_choice(mode))
     ]
 
 

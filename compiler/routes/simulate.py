@@ -14,6 +14,7 @@ from typing import Any
 from compiler.compiled import CompiledRequest
 from compiler.passes.routing import needed_parameters
 from compiler.routes.table import RouteRow, row_for
+from compiler.tools.choice import choice_mode
 from registry.resolve.capabilities import EndpointCaps, ResolvedModel
 from registry.resolve.routing import over_price, route_filter
 
@@ -33,6 +34,9 @@ def _why_not(endpoint: EndpointCaps, body: Mapping[str, Any]) -> tuple[str, str]
         return "require_parameters", "does not list " + ", ".join(sorted(missing))
     if isinstance(params.get("tool_choice"), dict) and endpoint.forced_tool is False:
         return "tool_choice", "supports_tool_choice.function is false"
+    mode = choice_mode(params.get("tool_choice"))
+    if mode is not None and not endpoint.accepts_choice(mode):
+        return "tool_choice", f"supports_tool_choice.{mode} is false"
     length = params.get("max_tokens", params.get("max_completion_tokens"))
     limit = endpoint.max_completion_tokens
     if isinstance(length, int) and limit is not None and length > limit:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.compiled import CompiledRequest
+from compiler.errors import AdjustmentRefused
 from compiler.intent import Intent
 from compiler.passes.budget import apply_budget
 from compiler.passes.draft import Draft
@@ -19,13 +20,15 @@ from compiler.passes.enforcement import apply_enforcement
 from compiler.passes.reasoning import apply_reasoning
 from compiler.passes.routing import apply_endpoints
 from compiler.passes.sampling import apply_sampling
+from compiler.passes.tools import apply_messages, apply_tools
 from compiler.report import AdjustmentReport
 from registry.resolve.capabilities import ResolvedModel
 from registry.resolve.resolver import Registry
 
 __all__ = ["Single", "compile_single"]
 
-_BODY_ORDER = ("response_format", "reasoning", "max_tokens", "max_completion_tokens")
+_BODY_ORDER = ("response_format", "tools", "tool_choice", "parallel_tool_calls", "reasoning",
+               "max_tokens", "max_completion_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +60,13 @@ def compile_single(
     Raises:
         ProjectionError: the contract cannot be projected.
         PromptTooLongError: the prompt estimate does not fit (``limit`` names which).
+        AdjustmentRefused: no valid body exists (mandatory reasoning whose smallest
+            budget does not fit below ``max_tokens``).
     """
     draft = Draft(intent=intent, model=resolved, messages=[dict(m) for m in messages])
+    apply_messages(draft)
     apply_enforcement(draft)
+    apply_tools(draft)
     apply_reasoning(draft)
     apply_budget(draft)
     apply_sampling(draft)
@@ -75,8 +82,14 @@ def compile_single(
         adjustments=tuple(draft.adjustments),
         shown_sha256=draft.shown_sha256,
         enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
-        notes=tuple(n for n in (registry.catalog.note, *_assumptions(resolved)) if n),
+        notes=tuple(n for n in (registry.catalog.note, *_assumptions(resolved), *draft.notes)
+                    if n),
+        tool_hashes=tuple((t.tool.name, t.sha256) for t in draft.tools),
     )
+    if draft.impossible is not None:
+        raise AdjustmentRefused(
+            f"{resolved.id} cannot serve stage {intent.stage!r}: {draft.impossible}",
+            report=report, kinds=["tokens.answer_short"])
     instructions = (
         None if draft.instructions is None else {"role": "system", "content": draft.instructions}
     )
@@ -86,6 +99,7 @@ def compile_single(
         instructions=instructions,
         contract=intent.contract,
         projection=draft.projection,
+        tools=draft.tools,
     )
     return Single(compiled, draft.instructions, draft.prompt_ceiling, draft.prompt_tokens)
 

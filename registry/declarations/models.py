@@ -36,6 +36,7 @@ __all__ = [
     "ModelDecl",
     "ModelsDocument",
     "PricingDecl",
+    "PromptCacheDecl",
     "ProviderDecl",
     "RangeDecl",
     "ReasoningDecl",
@@ -187,6 +188,13 @@ class StructuredOutputDecl(Decl):
         return None if dialect is None else one_of(dialect, KNOWN_DIALECTS, "dialect")
 
 
+class PromptCacheDecl(Decl):
+    """Prompt caching hints (``cache_control`` markers in the messages)."""
+
+    max_breakpoints: Annotated[int, Field(ge=0)] | None = None
+    """Most ``cache_control`` markers one request may carry (Anthropic: 4); the earliest are kept. ``0``: the model ignores cache hints, so none is sent."""  # noqa: E501
+
+
 class ProviderDecl(Decl):
     """OpenRouter provider routing, passed through as the request's ``provider`` object."""
 
@@ -261,6 +269,8 @@ class ModelDecl(Decl):
     """Structured output dialect."""
     provider: ProviderDecl | None = None
     """OpenRouter provider routing."""
+    prompt_cache: PromptCacheDecl | None = None
+    """Prompt caching hints: how many ``cache_control`` breakpoints the model takes."""
     supported_parameters: list[ParameterName] | None = None
     """Replaces the published list of supported request parameters."""
     pricing: PricingDecl | None = None

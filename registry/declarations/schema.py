@@ -61,10 +61,13 @@ def _allow_unset(node: Any) -> None:
     if not isinstance(node, dict):
         return
     for key, value in node.items():
-        _allow_unset(value)
-        if key == "properties":
+        if key == "properties" and isinstance(value, dict):  # a map of names, not a schema
+            for sub in value.values():
+                _allow_unset(sub)
             node[key] = {name: _or_unset(sub) for name, sub in value.items()}
-        elif key == "additionalProperties" and isinstance(value, dict):
+            continue
+        _allow_unset(value)
+        if key == "additionalProperties" and isinstance(value, dict):
             node[key] = _or_unset(value)
 
 

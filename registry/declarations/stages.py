@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from registry.declarations.models import Decl, ModelDecl
+from registry.declarations.tools import ToolChoiceDecl, ToolDecl
 from registry.declarations.vocabulary import (
     Effort,
     ModelId,
@@ -86,6 +87,12 @@ class StageDecl(Decl):
     """Expected prompt size in tokens, used to fit the answer in the context window."""
     description: str | None = None
     """Free text for people."""
+    tools: list[ToolDecl] = Field(default_factory=list)
+    """The stage's own tools, in order (see docs/tools.md)."""
+    tool_choice: Literal["auto", "none", "required"] | ToolChoiceDecl | None = None
+    """``auto``, ``none``, ``required`` or ``{function: name}``; mapped per endpoint to the nearest accepted mode."""  # noqa: E501
+    parallel_tool_calls: bool | None = None
+    """Whether the model may call several tools in one turn; sent only where listed."""
 
     @field_validator("contract")
     @classmethod
@@ -156,6 +163,15 @@ class StageDecl(Decl):
             raise problem(f"stream_idle_seconds {self.stream_idle_seconds} exceeds "
                           f"timeout_seconds {self.timeout_seconds}; the idle timeout is part of "
                           "the total", "stream_idle_seconds")
+        return self
+
+    @model_validator(mode="after")
+    def _tools_named_once(self) -> StageDecl:
+        names = [t.name for t in self.tools if t.name]
+        if len(set(names)) != len(names):
+            raise problem("two tools share a name; tool names must be unique", "tools")
+        if self.tool_choice is not None and not self.tools:
+            raise problem("tool_choice needs tools", "tool_choice")
         return self
 
     @field_validator("models")

@@ -63,6 +63,7 @@ class CoreArchitecture(TypedDict, total=False):
     """``architecture``, as far as resolution reads it."""
 
     output_modalities: tuple[str, ...] | None
+    input_modalities: tuple[str, ...] | None
 
 
 class CoreReasoning(TypedDict, total=False):
@@ -191,7 +192,8 @@ def core_of(info: ModelInfo) -> dict[str, Any]:
         core["pricing"] = {"prompt": pricing.prompt, "completion": pricing.completion}
     architecture = info.architecture
     if architecture is not None:
-        core["architecture"] = {"output_modalities": architecture.output_modalities}
+        core["architecture"] = {"output_modalities": architecture.output_modalities,
+                                "input_modalities": architecture.input_modalities}
     return core
 
 

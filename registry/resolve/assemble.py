@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
@@ -23,7 +24,7 @@ from registry.resolve.capabilities import (
     SamplingRules,
 )
 
-__all__ = ["build_resolved"]
+__all__ = ["build_resolved", "with_modalities"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -142,3 +143,14 @@ def _decimal(value: Any) -> Decimal | None:
     if value is None or isinstance(value, Decimal):
         return value
     return Decimal(str(value))
+
+
+def with_modalities(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> ResolvedModel:
+    """Attach the published ``architecture`` input and output modalities, when any."""
+    architecture = {} if info is None else (info.get("architecture") or {})
+    output, given = architecture.get("output_modalities"), architecture.get("input_modalities")
+    if output is None and given is None:
+        return resolved
+    return replace(resolved,
+                   output_modalities=None if output is None else tuple(output),
+                   input_modalities=None if given is None else tuple(given))

@@ -88,6 +88,9 @@ class EndpointCaps:
         quantization: ``fp8``, ``bf16``, ... or ``None``.
         forced_tool: whether ``tool_choice`` may name a function (the endpoint's
             ``supports_tool_choice.function``), ``None`` when not published.
+        tool_choice_modes: the ``tool_choice`` modes the endpoint's
+            ``supports_tool_choice`` marks true (``auto``, ``none``, ``required``,
+            ``function``), ``None`` when not published.
         max_prompt_tokens: largest prompt in tokens, or ``None``.
         status: the published ``status``: ``0`` operational, negative degraded,
             ``None`` unpublished.
@@ -117,6 +120,12 @@ class EndpointCaps:
     merged: int = 1
     derived_slug: str | None = None
     index: int = 0
+    tool_choice_modes: frozenset[str] | None = None
+
+    def accepts_choice(self, mode: str) -> bool:
+        """Return whether ``tool_choice`` mode ``mode`` may be sent here: listed true, or
+        ``supports_tool_choice`` is unpublished (nothing says it is refused)."""
+        return self.tool_choice_modes is None or mode in self.tool_choice_modes
 
     def matches(self, slug: str) -> bool:
         """Return whether a routing slug selects this endpoint: a full slug equal to the
@@ -255,6 +264,8 @@ class ResolvedModel:
             of which must serve the whole request (a route-plan attempt).
         output_modalities: the published ``architecture.output_modalities``
             (``("text",)``, ``("embeddings",)``...), ``None`` when unpublished.
+        input_modalities: the published ``architecture.input_modalities``
+            (``("text", "image", "file")``...), ``None`` when unpublished.
     """
 
     id: str
@@ -278,6 +289,7 @@ class ResolvedModel:
     limit_changes: tuple[LimitChange, ...] = ()
     endpoint_group: bool = False
     output_modalities: tuple[str, ...] | None = None
+    input_modalities: tuple[str, ...] | None = None
 
     @property
     def values(self) -> dict[str, Any]:

@@ -68,6 +68,8 @@ def _one(endpoint: Endpoint, index: int, model_parameters: Sequence[str] | None)
         max_completion_tokens=_positive(endpoint.max_completion_tokens),
         quantization=endpoint.quantization,
         forced_tool=None if tool_choice is None else tool_choice.get("function"),
+        tool_choice_modes=None if tool_choice is None
+        else frozenset(mode for mode, on in tool_choice.items() if on is True),
         max_prompt_tokens=_positive(endpoint.max_prompt_tokens),
         status=endpoint.status,
         pricing=_prices(endpoint),
@@ -105,6 +107,7 @@ def intersect(caps: Sequence[EndpointCaps]) -> EndpointCaps:
         max_completion_tokens=_smallest(c.max_completion_tokens for c in caps),
         quantization=first.quantization if len(quantizations) == 1 else None,
         forced_tool=False if False in forced else (None if None in forced else True),
+        tool_choice_modes=_common_modes(caps),
         max_prompt_tokens=_smallest(c.max_prompt_tokens for c in caps),
         status=next((s for s in statuses if s != 0), statuses[0] if statuses else None),
         pricing=tuple(sorted(prices.items())),
@@ -138,3 +141,10 @@ def endpoint_caps(
             order.append(key)
         by_slug[key].append(c)
     return tuple(intersect(by_slug[key]) for key in order)
+
+
+def _common_modes(caps: Sequence[EndpointCaps]) -> frozenset[str] | None:
+    """The ``tool_choice`` modes every endpoint that publishes them accepts (``None``:
+    none publishes any)."""
+    published = [c.tool_choice_modes for c in caps if c.tool_choice_modes is not None]
+    return frozenset.intersection(*published) if published else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.metadata.catalog import Catalog, load_endpoints
 from registry.metadata.shapes import EndpointList
-from registry.resolve.assemble import build_resolved
+from registry.resolve.assemble import build_resolved, with_modalities
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.endpoints import endpoint_caps
 from registry.resolve.group import resolve_group
@@ -51,7 +51,7 @@ from registry.resolve.provenances import (
     metadata_provenance,
     top_context_provenance,
 )
-from registry.resolve.routing import allowed_endpoints, restricts
+from registry.resolve.routing import allowed_endpoints, restricts, unverifiable
 
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
@@ -371,12 +371,14 @@ class Registry:
             layers.append(Layer({"provider": dict(provider)}, caller_provenance))
         merged = merge_values(defaults_merged()[0], layers)
         if group:
-            return resolve_group(model_id, info is None, layers, group,
-                                 self._endpoint_provenance(model_id, group))
+            return with_modalities(info, resolve_group(
+                model_id, info is None, layers, group, self._endpoint_provenance(model_id, group)))
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
         caps = () if listed is None else self.endpoint_caps(model_id)
+        if unverifiable(caps, merged.get("provider", {})):
+            caps = ()  # tagless data cannot say which endpoint the slug is
         restricted = bool(caps) and pinned
         if restricted:
             caps = allowed_endpoints(model_id, caps, merged.get("provider", {}))
@@ -388,13 +390,11 @@ class Registry:
         provenance = LazyProvenance(defaults_merged(), layers)
         resolved = build_resolved(model_id, merged, provenance, declared_only=info is None,
                                   endpoints=caps, routing_restricted=restricted)
-        output = None if info is None else (info.get("architecture") or {}).get(
-            "output_modalities")
-        return resolved if output is None else replace(resolved,
-                                                       output_modalities=tuple(output))
+        return with_modalities(info, resolved)
 
     def _endpoint_provenance(
         self, model_id: str, caps: tuple[EndpointCaps, ...]
     ) -> Callable[[tuple[str, ...]], Provenance]:
         source, fetched_at = self._endpoint_sources.get(model_id, ("endpoints", None))
         return endpoint_provenance(caps, source, fetched_at)
+

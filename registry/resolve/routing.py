@@ -26,7 +26,8 @@ from registry.errors import RoutingError, closest
 from registry.resolve.capabilities import EndpointCaps
 
 __all__ = ["EXCLUSION_REASONS", "Exclusion", "allowed_endpoints", "is_pin", "over_price",
-           "restricts", "route_filter", "unmatched_slugs"]
+           "restricts", "route_filter", "unmatched_slugs",
+           "unverifiable"]
 
 
 def restricts(provider: Mapping[str, Any]) -> bool:
@@ -176,6 +177,16 @@ def route_filter(
         else:
             allowed.append(e)
     return tuple(allowed), tuple(excluded)
+
+
+def unverifiable(endpoints: tuple[EndpointCaps, ...], provider: Mapping[str, Any]) -> bool:
+    """Whether ``provider.only`` names a slug the data cannot check: the endpoint data has
+    no ``tag`` at all (2025 responses) and the slug matches neither a derived slug nor a
+    provider name. The real slug may well exist (``google-vertex`` for the display name
+    ``Google``), so such routing is compiled without endpoint data, not refused."""
+    if not endpoints or any(e.tag for e in endpoints):
+        return False
+    return any(not _matching(str(s), endpoints) for s in provider.get("only") or ())
 
 
 def unmatched_slugs(

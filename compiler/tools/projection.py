@@ -1,0 +1,75 @@
+"""Each caller tool's input schema projected into the model's dialect.
+
+The same engine and dialect tables as the output contract
+(:func:`compiler.schema.projection.project`, ``docs/contracts.md``): a tool is strict
+(``function.strict: true``) only where every endpoint of the attempt lists
+``structured_outputs`` and its projection has no blocker; otherwise it is sent in the
+strongest form the dialect accepts (the projection, blockers dropped) without
+``strict``, and the host still validates the arguments against the tool's own schema
+(:mod:`compiler.tools.calls`). Every change is reported with the tool's name and a JSON
+Pointer into its schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compiler.errors import CompilerError, ProjectionError, ToolError
+from compiler.schema.dialects import Dialect
+from compiler.schema.frozen_json import canonical_sha256
+from compiler.schema.projected import Projection
+from compiler.schema.projection import project
+from compiler.tools.tool import Tool
+
+__all__ = ["ProjectedTool", "project_tools"]
+
+
+@dataclass(frozen=True)
+class ProjectedTool:
+    """One tool projected for one dialect.
+
+    Attributes:
+        tool: the normalised tool.
+        projection: its input schema projected (``projection.blockers`` empty means
+            the dialect can enforce it).
+        sha256: SHA-256 of the ``parameters`` sent (compact JSON, sorted keys); equal to
+            ``projection.sha256`` (shown == enforced, checked when built).
+    """
+
+    tool: Tool
+    projection: Projection
+    sha256: str
+
+    @property
+    def enforceable(self) -> bool:
+        """Whether the dialect can enforce the projected schema (no blockers)."""
+        return not self.projection.blockers
+
+
+def project_tools(tools: Sequence[Tool], dialect: Dialect) -> tuple[ProjectedTool, ...]:
+    """Project every tool's input schema into ``dialect`` (cached per schema and dialect).
+
+    Raises:
+        ToolError: a tool's schema cannot be projected (names the tool; the cause is
+            chained).
+        CompilerError: the parameters sent differ from the projection (a bug guard).
+    """
+    out = []
+    for tool in tools:
+        if tool.contract is None:
+            raise ToolError(f"tool {tool.name!r} was not built by a Tool constructor")
+        try:
+            projection = project(tool.contract, dialect)
+        except ProjectionError as exc:
+            raise ToolError(f"tool {tool.name!r}: {exc}") from exc
+        if projection.wrapped_root is not None:
+            raise ToolError(f"tool {tool.name!r}: the input schema's root must be an object")
+        sent = json.loads(projection.schema_json)
+        digest = canonical_sha256(sent)
+        if digest != projection.sha256:
+            raise CompilerError(f"internal error: tool {tool.name!r}: the parameters sent "
+                                "differ from the projected schema")
+        out.append(ProjectedTool(tool, projection, digest))
+    return tuple(out)

@@ -1,0 +1,216 @@
+"""A caller tool, normalised: name, description, input schema, checked once.
+
+A stage (or the Python API) gives a tool in one of three forms (``docs/tools.md``):
+a pydantic model (:meth:`Tool.from_model`), a name with a complete JSON Schema Draft
+2020-12 input schema (:meth:`Tool.from_schema`), or a name with ordered properties, all
+required and the object closed (:meth:`Tool.from_properties`). Normalisation checks
+
+* the name: 1 to 64 characters of ``[a-zA-Z0-9_-]``, the rule OpenAI documents for
+  ``function.name`` (https://platform.openai.com/docs/api-reference/chat/create) and the
+  strictest of the providers OpenRouter forwards to (Anthropic and Gemini accept the same
+  set); names unique among a stage's tools (:func:`check_tools`);
+* the schema: it passes the Draft 2020-12 meta-schema (``jsonschema``'s
+  ``Draft202012Validator.check_schema``), its root is an object schema, and it has no
+  external reference (a ``$ref``/``$dynamicRef`` that does not start with ``#``).
+
+Defaults in the schema are annotations: they are stripped by the projection and never
+injected into arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from compiler.errors import ContractError, ToolError
+from compiler.schema.contract import OutputContract, load_contract
+from compiler.schema.frozen_json import canonical_sha256, freeze_json
+from compiler.schema.walk import walk_schema
+
+__all__ = ["NAME_PATTERN", "Tool", "check_tools", "tool_from_decl"]
+
+#: Tool names: 1 to 64 of ``[a-zA-Z0-9_-]`` (OpenAI's ``function.name`` rule).
+NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+_ANY: TypeAdapter[Any] = TypeAdapter(Any)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One caller tool.
+
+    Attributes:
+        name: the function name sent (``[a-zA-Z0-9_-]{1,64}``).
+        description: shown to the model, or ``None``.
+        schema: the tool's input JSON Schema as given (deep-frozen), the one arguments
+            are validated against.
+        sha256: SHA-256 of :attr:`schema` as compact JSON with sorted keys.
+        model: the pydantic model when the tool was given as one (arguments are then
+            validated with it), else ``None``.
+        contract: the schema wrapped for the projection engine (not part of eq/hash).
+    """
+
+    name: str
+    description: str | None
+    schema: Mapping[str, Any] = field(hash=False)
+    sha256: str
+    model: type[BaseModel] | None = None
+    contract: OutputContract | None = field(compare=False, hash=False, repr=False,
+                                            default=None)
+
+    @classmethod
+    def from_model(
+        cls, model: type[BaseModel], *, name: str | None = None, description: str | None = None
+    ) -> Tool:
+        """The tool whose input is ``model`` (name: the class name, description: its
+        docstring, unless given).
+
+        Raises:
+            ToolError: a bad name, or pydantic cannot build the model's schema.
+        """
+        try:
+            contract = OutputContract.from_type(model)
+        except ContractError as exc:
+            raise ToolError(f"tool {name or model.__name__!r}: {exc}") from exc
+        doc = (model.__doc__ or "").strip() or None
+        tool_name = _checked_name(name or model.__name__)
+        _check_schema(tool_name, contract.schema)
+        return cls(tool_name, description if description is not None else doc,
+                   contract.schema, contract.sha256, model, contract)
+
+    @classmethod
+    def from_schema(
+        cls, name: str, input_schema: Mapping[str, Any], *, description: str | None = None
+    ) -> Tool:
+        """The tool ``name`` whose input is the JSON Schema ``input_schema``.
+
+        Raises:
+            ToolError: a bad name, a schema that fails the meta-schema, a root that is not
+                an object schema, or an external reference.
+        """
+        tool_name = _checked_name(name)
+        if not isinstance(input_schema, Mapping):
+            raise ToolError(f"tool {tool_name!r}: input_schema must be a JSON object (a "
+                            f"mapping), not {type(input_schema).__name__}")
+        _check_schema(tool_name, input_schema)
+        frozen = freeze_json(dict(input_schema))
+        digest = canonical_sha256(frozen)
+        contract = OutputContract(target=dict, schema=frozen, name=tool_name, sha256=digest,
+                                  adapter=_ANY)
+        return cls(tool_name, description, frozen, digest, None, contract)
+
+    @classmethod
+    def from_properties(
+        cls, name: str, properties: Mapping[str, Mapping[str, Any]], *,
+        description: str | None = None,
+    ) -> Tool:
+        """The tool ``name`` whose input object has ``properties`` in order, all required,
+        no other keys.
+
+        Raises:
+            ToolError: as :meth:`from_schema`.
+        """
+        schema = {"type": "object", "properties": {k: dict(v) for k, v in properties.items()},
+                  "required": list(properties), "additionalProperties": False}
+        return cls.from_schema(name, schema, description=description)
+
+    def function(self, parameters: Any, *, strict: bool) -> dict[str, Any]:
+        """The ``tools[]`` entry: ``{"type": "function", "function": {...}}``."""
+        function: dict[str, Any] = {"name": self.name}
+        if self.description is not None:
+            function["description"] = self.description
+        function["parameters"] = parameters
+        if strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
+
+
+def _checked_name(name: str) -> str:
+    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+        raise ToolError(f"tool name {name!r} is invalid: use 1 to 64 characters of "
+                        "letters, digits, '_' and '-'")
+    return name
+
+
+def _check_schema(name: str, schema: Mapping[str, Any]) -> None:
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "/" + "/".join(str(p) for p in exc.absolute_path)
+        raise ToolError(f"tool {name!r}: the input schema is not valid JSON Schema 2020-12 "
+                        f"at {where}: {exc.message}") from None
+    if schema.get("type") != "object" and "properties" not in schema:
+        raise ToolError(f"tool {name!r}: the input schema's root must be an object schema "
+                        "(type: object); wrap other values in a property")
+    for pointer, node in walk_schema(schema):
+        for keyword in ("$ref", "$dynamicRef"):
+            ref = node.get(keyword)
+            if isinstance(ref, str) and not ref.startswith("#"):
+                raise ToolError(f"tool {name!r}: external {keyword} {ref!r} at "
+                                f"{pointer or '/'}: a tool's input schema must be "
+                                "self-contained (local '#/$defs/...' references only)")
+
+
+def check_tools(tools: Sequence[Tool], reserved: Iterable[str] = ()) -> None:
+    """Refuse duplicate names, and names in ``reserved`` (the output tool's).
+
+    Raises:
+        ToolError: the first duplicate or reserved name.
+    """
+    seen: set[str] = set()
+    taken = set(reserved)
+    for tool in tools:
+        if tool.name in seen:
+            raise ToolError(f"two tools are named {tool.name!r}; tool names must be unique")
+        if tool.name in taken:
+            raise ToolError(f"tool {tool.name!r} has the name of the output contract's tool; "
+                            "rename the tool")
+        seen.add(tool.name)
+
+
+def tool_from_decl(decl: Any, *, base_dir: Path) -> Tool:
+    """Build the tool of a stages.yaml ``tools`` entry (:class:`registry.declarations.
+    tools.ToolDecl`); ``model`` and a ``module:NAME`` input schema are imported
+    (relative paths start at ``base_dir``).
+
+    Raises:
+        ToolError: the spec does not import, or the tool fails normalisation.
+    """
+    if decl.model is not None:
+        try:
+            target = load_contract(decl.model, base_dir=base_dir).target
+        except ContractError as exc:
+            raise ToolError(f"tool {decl.name or decl.model!r}: {exc}") from exc
+        if not (isinstance(target, type) and issubclass(target, BaseModel)):
+            raise ToolError(f"tool {decl.model!r}: model must name a pydantic BaseModel")
+        return Tool.from_model(target, name=decl.name, description=decl.description)
+    if decl.properties is not None:
+        return Tool.from_properties(decl.name, decl.properties, description=decl.description)
+    schema = decl.input_schema
+    if isinstance(schema, str):
+        schema = _imported_schema(decl.name, schema)
+    return Tool.from_schema(decl.name, schema, description=decl.description)
+
+
+def _imported_schema(name: str, spec: str) -> Any:
+    module, sep, attr = spec.rpartition(":")
+    if not sep or not module or not attr:
+        raise ToolError(f"tool {name!r}: input_schema {spec!r} is neither a JSON Schema "
+                        "object nor 'package.module:NAME'")
+    try:
+        target: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except Exception as exc:
+        raise ToolError(f"tool {name!r}: input_schema {spec!r} cannot be imported: "
+                        f"{type(exc).__name__}: {exc}") from exc
+    return target
