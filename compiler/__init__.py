@@ -4,6 +4,7 @@ Public API::
 
     compile_request(stage, model, messages, *, registry) -> CompiledRequest
     CompiledRequest.body / .report / .parse_reply(text) / .to_openai_kwargs()
+    CompiledRequest.parse_response(response) / .repair(messages, error) / .after_error(status, body)
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from compiler.compiled import CompiledRequest
+    from compiler.compiled import CompiledRequest, ErrorVerdict
     from compiler.errors import (
         AdjustmentRefused,
         AdjustmentWarning,
@@ -21,9 +22,15 @@ if TYPE_CHECKING:
         NoEndpointError,
         ProjectionError,
         PromptTooLongError,
+        ProviderError,
+        RepairsExhaustedError,
+        ReplyTruncatedError,
         ReplyValidationError,
     )
     from compiler.intent import Intent
+    from compiler.pricing.cost import UsageCost
+    from compiler.pricing.usage import Usage
+    from compiler.reply.outcome import ParsedResponse
     from compiler.report import Adjustment, AdjustmentReport
     from compiler.request import compile_request, default_registry
     from compiler.routes.table import RouteRow
@@ -48,6 +55,13 @@ _EXPORTS: dict[str, str] = {
     "ReplyValidationError": "compiler.errors",
     "compile_request": "compiler.request",
     "default_registry": "compiler.request",
+    "ErrorVerdict": "compiler.compiled",
+    "ParsedResponse": "compiler.reply.outcome",
+    "ProviderError": "compiler.errors",
+    "RepairsExhaustedError": "compiler.errors",
+    "ReplyTruncatedError": "compiler.errors",
+    "Usage": "compiler.pricing.usage",
+    "UsageCost": "compiler.pricing.cost",
 }
 
 __all__ = [
@@ -58,13 +72,20 @@ __all__ = [
     "CompiledRequest",
     "CompilerError",
     "ContractError",
+    "ErrorVerdict",
     "Intent",
     "NoEndpointError",
     "OutputContract",
+    "ParsedResponse",
     "ProjectionError",
     "PromptTooLongError",
+    "ProviderError",
+    "RepairsExhaustedError",
+    "ReplyTruncatedError",
     "ReplyValidationError",
     "RouteRow",
+    "Usage",
+    "UsageCost",
     "compile_request",
     "default_registry",
 ]

@@ -10,6 +10,9 @@ the registry (:class:`registry.RegistryError`) pass through unchanged::
     ├── NoEndpointError      no endpoint of the model can serve the request (carries the table)
     ├── AdjustmentRefused    a stage policy says "refuse" for a kind (carries the report)
     ├── ReplyValidationError a reply that breaks the output contract (JSON paths, no values)
+    │   └── RepairsExhaustedError  still invalid after the stage's output.retries repairs
+    ├── ReplyTruncatedError  finish_reason length: the answer is missing or cut off
+    ├── ProviderError        the provider answered with an error (classified)
     ├── ToolError            a tool that cannot be normalised (name, schema, external $ref)
     └── ConversationError    messages that break a pre-send rule (index and rule)
 """
@@ -31,6 +34,9 @@ __all__ = [
     "NoEndpointError",
     "ProjectionError",
     "PromptTooLongError",
+    "ProviderError",
+    "RepairsExhaustedError",
+    "ReplyTruncatedError",
     "ReplyValidationError",
     "ToolError",
 ]
@@ -108,7 +114,13 @@ class ReplyValidationError(CompilerError):
     Attributes:
         errors: ``(json_path, message)`` pairs, e.g. ``("$.items[0].qty", "Input should be
             greater than 0")``. The offending values are never included.
+        usage: from ``CompiledRequest.parse_response``: the response's
+            :class:`compiler.pricing.usage.Usage` (token counts only), else ``None``.
+        cost: likewise its :class:`compiler.pricing.cost.UsageCost`, else ``None``.
     """
+
+    usage: Any = None
+    cost: Any = None
 
     def __init__(self, errors: Sequence[tuple[str, str]]) -> None:
         self.errors: tuple[tuple[str, str], ...] = tuple(errors)
@@ -118,6 +130,73 @@ class ReplyValidationError(CompilerError):
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"errors": [{"path": ..., "message": ...}]}`` for JSON output."""
         return {"errors": [{"path": p, "message": m} for p, m in self.errors]}
+
+
+class RepairsExhaustedError(ReplyValidationError):
+    """A reply is still invalid after the stage's ``output.retries`` repair turns.
+
+    Attributes:
+        errors: as for :class:`ReplyValidationError` (the last reply's, value-free).
+        repairs: how many repair turns were made.
+    """
+
+    def __init__(self, errors: Sequence[tuple[str, str]], *, repairs: int) -> None:
+        super().__init__(errors)
+        self.repairs = repairs
+        self.args = (f"{self.args[0]} (after {repairs} repair turn(s), the stage's "
+                     "output.retries; raise it or choose a stronger model)",)
+
+
+class ReplyTruncatedError(CompilerError):
+    """The response stopped at the length limit (``finish_reason: length``) with no
+    answer, or with an answer cut off before it was valid. Not a validation failure: a
+    repair turn would stop at the same limit.
+
+    Attributes:
+        max_tokens: the limit the request sent, in tokens, or ``None``.
+        completion_tokens: output tokens the response used (reasoning included), or ``None``.
+        reasoning_tokens: of those, reasoning tokens, or ``None`` when not reported.
+        answered: whether any answer text (or forced-call arguments) came back.
+        usage: the response's :class:`compiler.pricing.usage.Usage`, or ``None``.
+        cost: its :class:`compiler.pricing.cost.UsageCost`, or ``None``.
+    """
+
+    usage: Any = None
+    cost: Any = None
+
+    def __init__(
+        self, *, max_tokens: int | None, completion_tokens: int | None,
+        reasoning_tokens: int | None, answered: bool,
+    ) -> None:
+        self.max_tokens = max_tokens
+        self.completion_tokens = completion_tokens
+        self.reasoning_tokens = reasoning_tokens
+        self.answered = answered
+        limit = "no limit" if max_tokens is None else f"max_tokens {max_tokens}"
+        used = ("reasoning used an unreported number" if reasoning_tokens is None
+                else f"reasoning used {reasoning_tokens}")
+        what = "the answer was cut off" if answered else "no answer came back"
+        super().__init__(
+            f"finish_reason length: {what}; {used} of {limit} tokens "
+            f"(completion_tokens {completion_tokens}); raise max_tokens or output_tokens, "
+            "or lower the stage's reasoning")
+
+
+class ProviderError(CompilerError):
+    """The provider answered with an error instead of a reply (a streamed error, or a
+    response whose body is an error object).
+
+    Attributes:
+        kind: the class from :mod:`compiler.reply.classify` (``rate_limit``, ``server``, ...).
+        status: the HTTP status or ``error.code``, or ``None``.
+        detail: OpenRouter's ``error.message`` (and provider name), never the raw upstream text.
+    """
+
+    def __init__(self, message: str, *, kind: str, status: int | None, detail: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.detail = detail
 
 
 class ToolError(CompilerError):

@@ -58,6 +58,11 @@ class Intent:
             (one body from the model-level figures), see :data:`COVERAGES`.
         min_output_tokens: the smallest answer in tokens that reasoning may leave
             (default: ``output_tokens``).
+        retries: how many repair turns an invalid reply gets (``output.retries``).
+        timeout_seconds: the whole request's timeout in seconds, or ``None`` to derive
+            it (:mod:`compiler.timeouts`).
+        stream_idle_seconds: how long a stream may stay silent, in seconds, or ``None``
+            to derive it.
         tools: the stage's own tools, in order (``docs/tools.md``); names are unique.
         tool_choice: ``auto``, ``none``, ``required``, ``{"type": "function",
             "function": {"name": ...}}``, or ``None`` (not sent; the provider default).
@@ -78,6 +83,9 @@ class Intent:
     provider: Mapping[str, Any] | None = None
     coverage: str = "full"
     min_output_tokens: int | None = None
+    retries: int = 1
+    timeout_seconds: float | None = None
+    stream_idle_seconds: float | None = None
     tools: tuple[Tool, ...] = ()
     tool_choice: Any = None
     parallel_tool_calls: bool | None = None
@@ -133,6 +141,9 @@ class Intent:
             max_tokens=decl.max_tokens,
             coverage=decl.coverage,
             min_output_tokens=decl.min_output_tokens,
+            retries=decl.output.retries,
+            timeout_seconds=decl.timeout_seconds,
+            stream_idle_seconds=decl.stream_idle_seconds,
             tools=tools,
             tool_choice=choice,
             parallel_tool_calls=decl.parallel_tool_calls,

@@ -14,6 +14,7 @@ __all__ = ["KINDS", "policy_key_problem"]
 KINDS: Mapping[str, str] = {
     "output.downgraded": "the enforcement ceiling could not be met; a weaker rung was used",
     "output.not_strict": "a forced tool call without structured_outputs; not strict",
+    "output.downgraded_after_error": "the provider refused the rung; recompiled one rung down",
     "schema.made_required_nullable": "an optional property became required and nullable",
     "schema.closed_object": "additionalProperties: false was added to an object",
     "schema.keyword_dropped": "a keyword the dialect lacks was removed and restated",

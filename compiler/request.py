@@ -14,15 +14,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compiler.compiled import CompiledRequest
+from compiler.compiled import CompiledRequest, Origin
 from compiler.errors import NoEndpointError
-from compiler.intent import COVERAGES, Intent
+from compiler.intent import COVERAGES, RUNGS, Intent
 from compiler.kinds import policy_key_problem
 from compiler.passes.budget import estimate_prompt_tokens
 from compiler.policy import check_refused, warn_for
+from compiler.pricing.book import PriceBook, price_book
+from compiler.report import Adjustment
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
 from compiler.routes.single import Single, compile_single
+from compiler.timeouts import request_timeouts
 from compiler.tools.conversation import check_conversation
 from compiler.tools.media import PART_MODALITY
 from registry.errors import UnsupportedModalityError
@@ -114,8 +117,16 @@ def compile_request(
     if coverage not in COVERAGES:
         raise ValueError(f"coverage must be one of {', '.join(COVERAGES)}, not {coverage!r}")
     check_conversation(messages)
+    return _compile(registry, intent, model, messages, coverage,
+                    intent.stage if isinstance(stage, str) else None)
+
+
+def _compile(
+    registry: Registry, intent: Intent, model: str, messages: Sequence[Mapping[str, Any]],
+    coverage: str, stage_name: str | None,
+) -> CompiledRequest:
     memo = _MEMO.setdefault(registry, {})
-    key = (id(intent), model, isinstance(stage, str), coverage)
+    key = (id(intent), model, stage_name is not None, coverage)
     # media parts and cache markers are fit per model, so such messages are compiled anew
     plain = not any(_rewritten(m) for m in messages)
     hit = memo.get(key) if plain else None
@@ -123,7 +134,6 @@ def compile_request(
         for attempt in hit.compiled.plan:
             warn_for(intent, attempt.report)
         return hit.replay(messages)
-    stage_name = intent.stage if isinstance(stage, str) else None
     base = registry.resolve(model, stage_name, provider=intent.provider)
     if base.output_modalities is not None and "text" not in base.output_modalities:
         raise UnsupportedModalityError(model, base.output_modalities)
@@ -166,6 +176,7 @@ def compile_request(
         if base.endpoints:
             single = _with_routes(single, registry.endpoint_caps(model), base.provider)
         compiled, singles, replayable = single.compiled, (single,), True
+    compiled = _loop_ready(compiled, registry, intent, model, coverage, stage_name)
     for attempt in compiled.plan:
         warn_for(intent, attempt.report)
     ceilings = [s.prompt_ceiling for s in singles]
@@ -178,6 +189,48 @@ def compile_request(
                           tuple(estimate_prompt_tokens([] if t is None else [{"content": t}])
                                 for t in texts))
     return compiled
+
+
+def _loop_ready(
+    compiled: CompiledRequest, registry: Registry, intent: Intent, model: str, coverage: str,
+    stage_name: str | None,
+) -> CompiledRequest:
+    """Give every attempt its timeouts, repair bound and origin (prices, downgrade)."""
+    def prices() -> PriceBook:
+        return price_book(registry, model, stage_name)
+
+    def downgrade(request: CompiledRequest, rung: str) -> CompiledRequest | None:
+        if intent.output_policy != "auto" or rung not in RUNGS[:-1]:
+            return None
+        lower = RUNGS[RUNGS.index(rung) + 1]
+        provider = dict(intent.provider or {})
+        if request.endpoints:
+            provider.update(only=list(request.endpoints), allow_fallbacks=False)
+        messages = request.body.get("messages", [])[1 if request.instructions else 0:]
+        again = _compile(registry, replace(intent, ceiling=lower, provider=provider or None),
+                         model, messages, coverage, stage_name)
+        note = Adjustment(
+            kind="output.downgraded_after_error", path="response_format", requested=rung,
+            applied=again.rung, reason=f"the provider answered that rung {rung} is not "
+            f"supported; recompiled with ceiling {lower}")
+        return _with_adjustment(again, note)
+
+    origin = Origin(prices=prices, downgrade=downgrade)
+
+    def ready(attempt: CompiledRequest) -> CompiledRequest:
+        total, idle = request_timeouts(attempt.body, intent.reasoning, intent.timeout_seconds,
+                                       intent.stream_idle_seconds)
+        return replace(attempt, attempts=tuple(ready(a) for a in attempt.attempts),
+                       timeout_seconds=total, stream_idle_seconds=idle,
+                       retries=intent.retries, origin=origin)
+
+    return ready(compiled)
+
+
+def _with_adjustment(compiled: CompiledRequest, note: Adjustment) -> CompiledRequest:
+    report = compiled.report
+    return replace(compiled, report=replace(report, adjustments=(*report.adjustments, note)),
+                   attempts=tuple(_with_adjustment(a, note) for a in compiled.attempts))
 
 
 def _rewritten(message: Mapping[str, Any]) -> bool:

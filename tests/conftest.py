@@ -78,6 +78,7 @@ class FakeOpenRouter:
     Attributes:
         base_url: ``http://127.0.0.1:PORT/api/v1``.
         requests: ``(path, headers)`` of every request received, in order.
+        bodies: the JSON body of every POST received, in order (POST is answered like GET).
     """
 
     def __init__(self) -> None:
@@ -89,6 +90,7 @@ class FakeOpenRouter:
 
         self.scripts: dict[str, list[Reply]] = {}
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.bodies: list[object] = []
         self.release = threading.Event()
         server = self
 
@@ -97,6 +99,13 @@ class FakeOpenRouter:
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
+
+            def do_POST(self) -> None:
+                import json
+
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                server.bodies.append(json.loads(raw or b"null"))
+                self.do_GET()
 
             def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]

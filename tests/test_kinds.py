@@ -189,6 +189,9 @@ ROWS: dict[str, dict[str, Any]] = {
     "tokens.answer_short": {"output_tokens": 1000, "min_output_tokens": 900, "max_tokens": 500},
     "output.not_strict": {"published": {"supported_parameters": NO_STRICT},
                           "contract": Item},
+    "output.downgraded_after_error": {"contract": Item, "_after_error": (400, {"error": {
+        "code": 400, "message": "Provider returned error", "metadata": {
+            "raw": "response_format json_schema is not supported", "provider_name": "Acme"}}})},
     "route.degraded_kept": {
         "endpoints": [{"tag": "a", "supported_parameters": ALL, "status": -2}],
         "output_tokens": 100},
@@ -221,9 +224,14 @@ def test_every_kind_has_a_row() -> None:
 def test_kind_is_produced(kind: str, tmp_path: Path) -> None:
     """Compiling the kind's scenario reports that kind, with a reason."""
     row = dict(ROWS[kind])
+    after_error = row.pop("_after_error", None)
     messages = row.pop("messages", ())
     registry, intent = scenario(tmp_path, **row)
     req = compile_request(intent, MODEL, messages, registry=registry)
+    if after_error is not None:  # produced by the reply loop, not by a compile
+        retry = req.after_error(*after_error).retry
+        assert retry is not None
+        req = retry
     found = [a for attempt in req.plan for a in attempt.report.by_kind(kind)]
     assert found, [a.kind for attempt in req.plan for a in attempt.report.adjustments]
     assert all(a.reason for a in found)

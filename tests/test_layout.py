@@ -35,7 +35,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     ),
     "compiler.metaschema": frozenset(),
     "compiler.schema": frozenset({"compiler", "compiler.metaschema", "registry"}),
-    "compiler.reply": frozenset({"compiler", "compiler.schema", "registry"}),
+    "compiler.pricing": frozenset(
+        {"compiler", "registry", "registry.metadata", "registry.resolve"}
+    ),
+    "compiler.reply": frozenset({"compiler", "compiler.schema", "compiler.pricing", "registry"}),
     "compiler.tools": frozenset({"compiler", "compiler.schema", "compiler.reply", "registry"}),
     "compiler.passes": frozenset(
         {"compiler", "compiler.schema", "compiler.tools", "registry", "registry.resolve"}),
@@ -45,18 +48,18 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     ),
     "compiler": frozenset(
         {"compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.tools", "compiler.cli", "registry", "registry.declarations",
-         "registry.resolve"}
+         "compiler.tools", "compiler.pricing", "compiler.cli", "registry",
+         "registry.declarations", "registry.resolve"}
     ),
     "compiler.artifacts": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.tools",
+         "compiler.tools", "compiler.pricing",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
     ),
     "compiler.cli": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
-         "compiler.tools",
+         "compiler.tools", "compiler.pricing",
          "compiler.artifacts",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}

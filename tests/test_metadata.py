@@ -149,7 +149,8 @@ def test_negative_prices_in_overrides_are_none() -> None:
     assert pricing is not None
     threshold, window = pricing.overrides
     assert threshold.min_prompt_tokens == 100000
-    assert threshold.model_extra == {"audio": "0.00002"}
+    assert threshold.model_extra == {}
+    assert threshold.audio == Decimal("0.00002")  # a modelled price key since #17
     assert (window.utc_start, window.utc_end, window.completion) == (2300, 200, None)
 
 

@@ -4,13 +4,17 @@ One row per stage and model listed in stages.yaml: the output enforcement reache
 reasoning object sent, the length limit, the sampling parameters dropped, the number
 of adjustments by kind, and the worst-case cost of one call in USD::
 
-    cost = estimated prompt tokens x prompt price + max_tokens x completion price
+    cost = estimated prompt tokens x prompt price
+         + (max_tokens - reasoning allowance) x completion price
+         + reasoning allowance x internal_reasoning price + request price
 
+The reasoning allowance is priced at ``internal_reasoning`` only where the model
+publishes that price; otherwise every completion token is priced at ``completion``.
 Prices are USD per token as OpenRouter publishes them, computed exactly with
-:class:`~decimal.Decimal`. A ``pricing.overrides`` entry applies when the estimated
-prompt has more than its ``min_prompt_tokens`` tokens (later entries win per price);
-entries that apply only at certain hours (``utc_start``/``utc_end``) are ignored, and
-the row says so.
+:class:`~decimal.Decimal` (:func:`compiler.pricing.cost.worst_case_cost`). A
+``pricing.overrides`` entry applies when the estimated prompt has more than its
+``min_prompt_tokens`` tokens (later entries win per price); entries that apply only at
+certain hours (``utc_start``/``utc_end``) are ignored, and the row says so.
 """
 
 from __future__ import annotations
@@ -19,133 +23,37 @@ import fnmatch
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from compiler.artifacts.audit_detail import CellDetail, cell_detail
 from compiler.artifacts.lock import Compilation, compile_all
 from compiler.passes.budget import estimate_prompt_tokens
-from registry.metadata.shapes import Pricing
-from registry.resolve.capabilities import ResolvedModel
+from compiler.pricing.book import price_book
+from compiler.pricing.cost import Cost, worst_case_cost
+from compiler.pricing.prices import decimal_text
 from registry.resolve.resolver import Registry
 
 __all__ = [
-    "AuditRow", "Cost", "audit", "audit_to_json", "render_audit", "row_status", "worst_case_cost",
+    "AuditRow", "audit", "audit_to_json", "reasoning_allowance", "render_audit", "row_status",
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
-    """The worst-case cost of one call.
-
-    Attributes:
-        usd: total in USD, or ``None`` when a price or the length limit is unknown.
-        prompt_tokens: the estimated prompt size, in tokens.
-        completion_tokens: the length limit sent (``max_tokens``), in tokens, or ``None``.
-        prompt_price: USD per prompt token used, or ``None`` when unknown.
-        completion_price: USD per completion token used, or ``None`` when unknown.
-        tier: ``min_prompt_tokens`` of the last override entry that set a price used,
-            or ``None`` for the base prices.
-        notes: why the cost is unknown, or which override entries were ignored.
-    """
-
-    usd: Decimal | None
-    prompt_tokens: int
-    completion_tokens: int | None
-    prompt_price: Decimal | None
-    completion_price: Decimal | None
-    tier: int | None = None
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready mapping; Decimals become exact decimal strings."""
-        return {
-            "usd": _decimal_text(self.usd),
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "prompt_price": _decimal_text(self.prompt_price),
-            "completion_price": _decimal_text(self.completion_price),
-            "tier_min_prompt_tokens": self.tier,
-            "notes": list(self.notes),
-        }
-
-
-def _decimal_text(value: Decimal | None) -> str | None:
-    return None if value is None else f"{value.normalize():f}"
-
-
-def _priced_by_metadata(model: ResolvedModel, key: str) -> bool:
-    source = model.source_of(f"pricing.{key}")
-    return source is not None and source.layer == "metadata"
-
-
-def worst_case_cost(
-    model: ResolvedModel,
-    pricing: Pricing | None,
-    prompt_tokens: int,
-    completion_tokens: int | None,
-) -> Cost:
-    """Compute the worst-case cost of one call from published pricing.
-
-    Base prices come from the resolved model (metadata, or models.yaml when it
-    declares them). The published ``pricing.overrides`` tiers adjust a price only when
-    that price came from metadata: an entry applies when ``prompt_tokens`` exceeds its
-    ``min_prompt_tokens`` (an entry without conditions always applies); later entries
-    win per price; entries with ``utc_start``/``utc_end`` are ignored and noted.
-
-    Args:
-        model: the resolved model (``prompt_price``/``completion_price``, USD per token).
-        pricing: the model's published pricing with its overrides, or ``None``.
-        prompt_tokens: the estimated prompt size, in tokens.
-        completion_tokens: the length limit of the request (``max_tokens``), in tokens;
-            ``None`` when no limit is sent.
-
-    Returns:
-        The cost in USD (``None`` when a price or the limit is unknown) with the prices
-        and tier used.
-
-    >>> # worst_case_cost(model, info.pricing, 1200, 2000).usd -> Decimal('0.0336')
-    """
-    prices = {"prompt": model.prompt_price, "completion": model.completion_price}
-    notes: list[str] = []
-    tier: int | None = None
-    overrides = () if pricing is None else pricing.overrides
-    timed = 0
-    for override in overrides:
-        if override.utc_start is not None or override.utc_end is not None:
-            timed += 1
-            continue
-        if override.min_prompt_tokens is not None and prompt_tokens <= override.min_prompt_tokens:
-            continue
-        for key in prices:
-            price = getattr(override, key)
-            if price is not None and _priced_by_metadata(model, key):
-                prices[key] = price
-                tier = override.min_prompt_tokens
-    if timed:
-        notes.append(
-            f"{timed} time-of-day price override(s) (utc_start/utc_end) ignored; "
-            "the price differs at some hours"
-        )
-    if tier is not None:
-        notes.append(f"prompt of about {prompt_tokens} tokens is above {tier}: tier prices")
-    prompt_price, completion_price = prices["prompt"], prices["completion"]
-    usd: Decimal | None = None
-    if prompt_price is None or completion_price is None:
-        notes.append("price unknown in metadata and models.yaml")
-    elif completion_tokens is None:
-        notes.append("no length limit is sent, so the completion is unbounded")
-    else:
-        usd = prompt_tokens * prompt_price + completion_tokens * completion_price
-    return Cost(
-        usd=usd,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        prompt_price=prompt_price,
-        completion_price=completion_price,
-        tier=tier,
-        notes=tuple(notes),
-    )
+def reasoning_allowance(body: Mapping[str, Any], output_tokens: int | None) -> int:
+    """The part of a body's length limit left for reasoning, in tokens: the budget sent
+    (``reasoning.max_tokens``), else, when reasoning is on, the limit minus the stage's
+    ``output_tokens``; ``0`` without reasoning."""
+    reasoning = body.get("reasoning")
+    if not isinstance(reasoning, Mapping) or reasoning.get("enabled") is False or (
+        reasoning.get("effort") == "none"
+    ):
+        return 0
+    budget = reasoning.get("max_tokens")
+    if isinstance(budget, int):
+        return budget
+    limit = body.get("max_tokens", body.get("max_completion_tokens"))
+    if not isinstance(limit, int) or output_tokens is None:
+        return 0
+    return max(limit - output_tokens, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,8 +168,8 @@ def _row(item: Compilation, registry: Registry) -> AuditRow:
     prompt = estimate_prompt_tokens(shown) + (
         registry.stage(item.stage).estimated_prompt_tokens or 0
     )
-    resolved = registry.resolve(item.model, item.stage)
-    info = registry.catalog.get(item.model)
+    sheet = price_book(registry, item.model, item.stage).model
+    reasoning = reasoning_allowance(body, registry.stage(item.stage).output_tokens)
     return AuditRow(
         stage=item.stage,
         model=item.model,
@@ -272,7 +180,7 @@ def _row(item: Compilation, registry: Registry) -> AuditRow:
         max_tokens=limit,
         dropped=dropped,
         adjustments=adjustments,
-        cost=worst_case_cost(resolved, None if info is None else info.pricing, prompt, limit),
+        cost=worst_case_cost(sheet, prompt, limit, reasoning),
         **detail,
     )
 
@@ -351,7 +259,7 @@ def render_audit(rows: Sequence[AuditRow], registry: Registry) -> str:
         cost = row.cost
         na = row.error is not None and row.error.startswith(_NOT_APPLICABLE)
         usd = ("n/a" if na else "error") if cost is None else (
-            _decimal_text(cost.usd) or "unknown")
+            decimal_text(cost.usd) or "unknown")
         notes += [f"{where}: {n}" for n in (() if cost is None else cost.notes)]
         limit = "-" if row.max_tokens is None else str(row.max_tokens)
         if row.length_param == "max_completion_tokens":
@@ -377,7 +285,8 @@ def render_audit(rows: Sequence[AuditRow], registry: Registry) -> str:
     lines += [
         f"metadata: {registry.catalog.describe()}",
         "COST_USD: worst case of one call = estimated prompt tokens x prompt price "
-        "+ LIMIT x completion price; the prompt estimate is the instruction message "
+        "+ LIMIT x completion price, the reasoning allowance at the internal_reasoning "
+        "price where one is published; the prompt estimate is the instruction message "
         "plus the stage's estimated_prompt_tokens",
     ]
     return "\n".join(lines)

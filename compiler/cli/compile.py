@@ -144,6 +144,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         "request": compiled.body,
         "adjustments": [a.to_dict() for a in report.adjustments],
         "report": report.to_dict(),
+        **compiled.loop_settings(),
         **attempts_payload(compiled),
     }
     text = json.dumps(compiled.body, indent=2, ensure_ascii=False) + "\n\n" + report.to_text()

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from compiler.cli import artifacts, declarations, metadata, refresh, routes
+from compiler.cli import artifacts, declarations, metadata, refresh, reply, routes
 from compiler.cli import compile as compile_commands
 from compiler.cli.common import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INPUT, CliError, Handler
 
@@ -24,7 +24,8 @@ __all__ = ["main", "run"]
 EXIT_INTERRUPTED = 130
 
 #: The command groups, in the order ``capc --help`` lists them.
-_COMMAND_MODULES = (compile_commands, routes, declarations, artifacts, refresh, metadata)
+_COMMAND_MODULES = (compile_commands, routes, reply, declarations, artifacts, refresh,
+                    metadata)
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:

@@ -38,6 +38,8 @@ class OutputDecl(Decl):
     """Strongest enforcement wanted: strict JSON Schema, JSON mode with the schema shown, or the schema shown only."""  # noqa: E501
     policy: Literal["auto", "required", "compatibility"] = "auto"
     """``auto`` uses the nearest supported enforcement and reports it; ``required`` refuses; ``compatibility`` always uses JSON mode with the schema shown (at most ``json``)."""  # noqa: E501
+    retries: Annotated[int, Field(ge=0, le=10)] = 1
+    """Repair turns an invalid reply gets (the validation errors, never values, go back to the model); ``0`` for none."""  # noqa: E501
 
     @model_validator(mode="before")
     @classmethod
@@ -77,6 +79,10 @@ class StageDecl(Decl):
     """Declarations for one model in this stage only; they win over models.yaml."""
     coverage: Literal["full", "first"] = "full"
     """``full``: one attempt per group of endpoints, covering every endpoint that can serve the model; ``first``: one body from the model-level figures."""  # noqa: E501
+    timeout_seconds: Annotated[float, Field(gt=0)] | None = None
+    """Total timeout of one model request in seconds (default: derived from max_tokens and the reasoning level)."""  # noqa: E501
+    stream_idle_seconds: Annotated[float, Field(gt=0)] | None = None
+    """How long a streamed reply may stay silent, in seconds, before the request is abandoned (default: by reasoning level)."""  # noqa: E501
     estimated_prompt_tokens: Annotated[int, Field(ge=0)] | None = None
     """Expected prompt size in tokens, used to fit the answer in the context window."""
     description: str | None = None
@@ -148,6 +154,15 @@ class StageDecl(Decl):
             raise problem(f"min_output_tokens {self.min_output_tokens} exceeds output_tokens "
                           f"{self.output_tokens}; the floor is part of the answer budget",
                           "min_output_tokens")
+        return self
+
+    @model_validator(mode="after")
+    def _idle_within_total(self) -> StageDecl:
+        if (self.timeout_seconds is not None and self.stream_idle_seconds is not None
+                and self.stream_idle_seconds > self.timeout_seconds):
+            raise problem(f"stream_idle_seconds {self.stream_idle_seconds} exceeds "
+                          f"timeout_seconds {self.timeout_seconds}; the idle timeout is part of "
+                          "the total", "stream_idle_seconds")
         return self
 
     @model_validator(mode="after")

@@ -131,6 +131,8 @@ class _PriceFields(BaseModel):
     internal_reasoning: Decimal | None = None
     input_cache_read: Decimal | None = None
     input_cache_write: Decimal | None = None
+    input_cache_write_1h: Decimal | None = None
+    audio: Decimal | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -146,8 +148,8 @@ class PricingOverride(_PriceFields):
     the current UTC time is in ``[utc_start, utc_end)`` (HHMM integers, may wrap past
     midnight). A price key missing here inherits the base price; when several entries
     apply, later entries win per key. Price keys are USD per token, ``None`` when
-    absent or unknown. Price keys that are not fields (``audio``,
-    ``input_cache_write_1h``, ...) are kept as extra attributes with their raw value.
+    absent or unknown. Price keys that are not fields (``audio_output``,
+    ``input_audio_cache``, ...) are kept as extra attributes with their raw value.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
@@ -160,12 +162,13 @@ class PricingOverride(_PriceFields):
 class Pricing(_PriceFields):
     """Prices of a model or an endpoint, parsed exactly as Decimal.
 
-    Units: ``prompt``, ``completion``, ``internal_reasoning``, ``input_cache_read`` and
-    ``input_cache_write`` are USD per token; ``request`` is USD per request, ``image``
+    Units: ``prompt``, ``completion``, ``internal_reasoning``, ``input_cache_read``,
+    ``input_cache_write`` (5-minute cache), ``input_cache_write_1h`` (1-hour cache) and
+    ``audio`` (input audio) are USD per token; ``request`` is USD per request, ``image``
     USD per input image and ``web_search`` USD per search. ``None`` means the key was
     absent (from 2026 a key that does not apply is omitted, i.e. 0 / not applicable)
     or the price is variable/unknown (``"-1"`` on router models; any negative value is
-    treated the same). Other price keys (``audio``, ``input_cache_write_1h``, ...) are
+    treated the same). Other price keys (``audio_output``, ``image_output``, ...) are
     ignored.
 
     Attributes:

@@ -93,14 +93,12 @@ class Registry:
     _meta_provenance: Callable[[tuple[str, ...]], Provenance] | None = field(
         default=None, init=False, repr=False
     )
-    _entry_layers: dict[tuple[str | int, ...], Layer] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _entry_layers: dict[tuple[str | int, ...], Layer] = field(default_factory=dict, init=False,
+                                                              repr=False)
     _fetched: dict[str, EndpointList | None] = field(default_factory=dict, init=False, repr=False)
-    _caps: dict[str, tuple[EndpointCaps, ...]] = field(default_factory=dict, init=False,
-                                                       repr=False)
-    _endpoint_sources: dict[str, tuple[str, str | None]] = field(
-        default_factory=dict, init=False, repr=False)
+    _caps: dict[str, tuple[EndpointCaps, ...]] = field(default_factory=dict, init=False, repr=False)
+    _endpoint_sources: dict[str, tuple[str, str | None]] = field(default_factory=dict,
+                                                                 init=False, repr=False)
 
     @classmethod
     def load(
@@ -225,6 +223,10 @@ class Registry:
                 model_id, settings=self.settings, notes=self.notes
             )
         return self._fetched[model_id]
+
+    def endpoint_source(self, model_id: str) -> tuple[str, str | None]:
+        """Where :meth:`endpoints` found them: ``(source, ISO date or None)``."""
+        return self._endpoint_sources.get(model_id, ("endpoints", None))
 
     def endpoint_caps(self, model_id: str) -> tuple[EndpointCaps, ...]:
         """Return the model's distinct endpoints as routing sees them (see

@@ -1,0 +1,120 @@
+"""``capc reply STAGE MODEL FILE``: validate a saved response against the compiled request.
+
+FILE is a saved OpenRouter chat-completions response: the JSON object, a JSON list of
+stream chunks, or a stream dump (``data:`` lines); ``-`` reads stdin. The output (or the
+value-free validation errors), the endpoint check, usage and cost are printed; ``--json``
+gives one object. Exit codes: 0 the reply is valid, 1 it is invalid (a contract
+violation, or ``finish_reason: length`` without a whole answer), 2 an error (unreadable
+file, a response that is an error, bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from compiler.cli.common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    CliError,
+    Handler,
+    add_common_options,
+    add_route_options,
+    load_registry,
+)
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> dict[str, Handler]:
+    """Add the ``reply`` subcommand to ``sub``."""
+    reply = sub.add_parser(
+        "reply",
+        help="validate a saved response for STAGE and MODEL: output or errors, usage, cost",
+        description="Compile STAGE for MODEL, then read FILE (a chat-completions response: "
+        "JSON, a JSON list of stream chunks, or a stream dump of data: lines; - for stdin) "
+        "as the reply to it: print the validated output or the validation errors (JSON "
+        "paths, never values), the endpoint check, usage and cost. Exit 0 valid, 1 "
+        "invalid, 2 error.",
+    )
+    reply.add_argument("stage", metavar="STAGE")
+    reply.add_argument("model", metavar="MODEL")
+    reply.add_argument("file", metavar="FILE")
+    reply.add_argument("--attempt", type=int, default=1, metavar="N",
+                       help="the route-plan attempt that was sent (1 = the first; default 1)")
+    add_common_options(reply)
+    add_route_options(reply)
+    return {"reply": _cmd_reply}
+
+
+def _read(spec: str) -> Any:
+    from compiler.reply.response import load_response_text
+
+    try:
+        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {spec}: {exc}", EXIT_INPUT) from None
+    try:
+        return load_response_text(text)
+    except ValueError as exc:
+        raise CliError(f"{spec}: {exc}", EXIT_INPUT) from None
+
+
+def _cost_line(cost: Any) -> str:
+    usd = cost.usd
+    text = "unknown" if usd is None else f"{usd.normalize():f} USD"
+    if cost.reported_usd is not None:
+        text += f" (OpenRouter reports {cost.reported_usd.normalize():f} USD)"
+    return f"cost: {text}; prices: {cost.source}"
+
+
+def _cmd_reply(args: argparse.Namespace) -> int:
+    from compiler.errors import ProviderError, ReplyTruncatedError, ReplyValidationError
+    from compiler.request import compile_request
+
+    response = _read(args.file)
+    registry = load_registry(args)
+    compiled = compile_request(args.stage, args.model, registry=registry, coverage=args.coverage)
+    if not 1 <= args.attempt <= len(compiled.plan):
+        raise CliError(f"--attempt {args.attempt}: the plan has {len(compiled.plan)} "
+                       "attempt(s)", EXIT_INPUT)
+    try:
+        parsed = compiled.parse_response(response, attempt=args.attempt - 1)
+    except ValueError as exc:
+        raise CliError(f"{args.file}: {exc}", EXIT_INPUT) from None
+    except ProviderError as exc:
+        raise CliError(str(exc), EXIT_INPUT) from None
+    except (ReplyValidationError, ReplyTruncatedError) as exc:
+        errors = exc.errors if isinstance(exc, ReplyValidationError) else [("$", str(exc))]
+        if args.json:
+            print(json.dumps({"valid": False, "errors": [
+                {"path": p, "message": m} for p, m in errors],
+                "usage": None if exc.usage is None else exc.usage.to_dict(),
+                "cost": None if exc.cost is None else exc.cost.to_dict()}, indent=2))
+        else:
+            print("invalid reply:")
+            for path, message in errors:
+                print(f"  {path}: {message}")
+            if exc.cost is not None:
+                print(_cost_line(exc.cost))
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps({"valid": True, **parsed.to_dict()}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(json.dumps(parsed.to_dict()["output"], indent=2, ensure_ascii=False))
+    usage = parsed.usage
+    print(f"finish_reason: {parsed.finish_reason}; provider: {parsed.provider} "
+          f"(endpoint check: {parsed.endpoint_check}"
+          + (f": {parsed.endpoint_note}" if parsed.endpoint_note else "") + ")",
+          file=sys.stderr)
+    print(f"usage: input {usage.input_tokens} (cache read {usage.cache_read_tokens}, cache "
+          f"write {usage.cache_write_tokens}), output {usage.output_tokens} (reasoning "
+          f"{usage.reasoning_tokens}) tokens", file=sys.stderr)
+    print(_cost_line(parsed.cost), file=sys.stderr)
+    for note in parsed.cost.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK
