@@ -14,6 +14,7 @@ The JSON helpers the projection and reply modules share live in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -21,7 +22,7 @@ import re
 import sys
 import threading
 import types
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -99,6 +100,9 @@ def _contract_of(tp: Any) -> OutputContract:
 
 def _build_contract(tp: Any) -> OutputContract:
     label = _type_name(tp)
+    not_a_type = _not_a_type(tp, None)
+    if not_a_type:
+        raise ContractError(f"{label} cannot be used as an output contract: {not_a_type}")
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
         schema = adapter.json_schema(mode="validation")
@@ -108,6 +112,9 @@ def _build_contract(tp: Any) -> OutputContract:
             f"{label} cannot be used as an output contract: pydantic cannot build its "
             f"JSON Schema ({type(exc).__name__}: {reason})"
         ) from exc
+    not_a_type = _not_a_type(tp, schema)
+    if not_a_type:
+        raise ContractError(f"{label} cannot be used as an output contract: {not_a_type}")
     bad = sorted(non_finite_numbers(schema))
     if bad:
         raise ContractError(
@@ -130,6 +137,26 @@ def _build_contract(tp: Any) -> OutputContract:
         sha256=canonical_sha256(schema),
         adapter=adapter,
     )
+
+
+def _not_a_type(tp: Any, schema: Mapping[str, Any] | None) -> str | None:
+    """Say why ``tp`` is no output type, or return None when it is one (``schema``: its
+    JSON Schema once built, None before).
+
+    pydantic's ``TypeAdapter`` accepts more than types: a function (it validates the call's
+    arguments), a string (a forward reference), ``object`` and ``Any`` (schema ``{}``, which
+    admits every reply). None of those describes a reply, so none is a contract.
+    """
+    if isinstance(tp, str):
+        return (f"it is the string {tp[:60]!r}, not a type; name the class itself "
+                "(a pydantic BaseModel subclass)")
+    if not isinstance(tp, type) and get_origin(tp) is None and tp is not None and callable(tp):
+        return (f"it is a {type(tp).__name__} (a callable), not a type; name a pydantic "
+                "BaseModel subclass, or a type such as list[Model]")
+    if schema is not None and not schema:
+        return ("its JSON Schema is {} (every reply would pass, so it constrains nothing); "
+                "name a pydantic BaseModel subclass")
+    return None
 
 
 def _type_name(tp: Any) -> str:
@@ -157,7 +184,7 @@ def _sanitise_name(label: str) -> str:
 
 # --------------------------------------------------------------------------- loading a spec
 
-_LOAD_LOCK = threading.Lock()
+_LOAD_LOCK = threading.RLock()
 _FILE_MODULES: dict[Path, types.ModuleType] = {}
 
 
@@ -178,9 +205,11 @@ def load_contract(spec: str, *, base_dir: Path) -> OutputContract:
 
     Raises:
         ContractError: a malformed spec, a file or module that does not import
-            (missing, ``ImportError``, ``SyntaxError``, an error while executing it),
-            a missing attribute (with close matches), or an object pydantic cannot
-            turn into a JSON Schema. The underlying exception is chained.
+            (missing, ``ImportError``, ``SyntaxError``, an error, ``SystemExit`` or
+            ``KeyboardInterrupt`` while executing it), a missing attribute (with close
+            matches), an object pydantic cannot turn into a JSON Schema, or one that is no
+            reply type (a function, a string, ``Any``). The underlying exception is chained.
+            What the module prints while it is imported goes to stderr, never stdout.
 
     >>> load_contract("decimal:Decimal", base_dir=Path(".")).name
     'Decimal'
@@ -218,13 +247,32 @@ def load_contract(spec: str, *, base_dir: Path) -> OutputContract:
         raise ContractError(f"contract {spec!r} ({where}, attribute {attr_path!r}): {exc}") from exc
 
 
-def _import_module(name: str) -> types.ModuleType:
+@contextlib.contextmanager
+def _guarded_import(what: str) -> Iterator[None]:
+    """Run a contract's import with its prints sent to stderr and its exits made errors.
+
+    Whatever the module prints at import goes to stderr, so stdout (a body, ``--json``)
+    stays clean; ``SystemExit`` and ``KeyboardInterrupt`` raised while it executes become a
+    :class:`ContractError` naming ``what``, so ``capc`` never exits 0 on a contract's say.
+    """
     try:
-        return importlib.import_module(name)
-    except Exception as exc:  # ImportError, SyntaxError, or anything the module raises
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    except ContractError:
+        raise
+    except (SystemExit, KeyboardInterrupt) as exc:
+        detail = f" (code {exc.code!r})" if isinstance(exc, SystemExit) else ""
         raise ContractError(
-            f"contract module {name!r} cannot be imported: {type(exc).__name__}: {exc}"
+            f"{what} cannot be imported: it raised {type(exc).__name__}{detail} while "
+            "executing; a contract module must only define types"
         ) from exc
+    except Exception as exc:  # ImportError, SyntaxError, or anything the module raises
+        raise ContractError(f"{what} cannot be imported: {type(exc).__name__}: {exc}") from exc
+
+
+def _import_module(name: str) -> types.ModuleType:
+    with _LOAD_LOCK, _guarded_import(f"contract module {name!r}"):
+        return importlib.import_module(name)
 
 
 def _load_file(relative: str, base_dir: Path) -> types.ModuleType:
@@ -243,13 +291,10 @@ def _load_file(relative: str, base_dir: Path) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module  # pydantic resolves forward references through it
         try:
-            spec.loader.exec_module(module)
-        except BaseException as exc:
+            with _guarded_import(f"contract file {relative!r}"):
+                spec.loader.exec_module(module)
+        except BaseException:
             sys.modules.pop(module_name, None)
-            if not isinstance(exc, Exception):
-                raise
-            raise ContractError(
-                f"contract file {relative!r} cannot be imported: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise
         _FILE_MODULES[path] = module
         return module
