@@ -2,10 +2,14 @@
 
 Loading models.yaml and stages.yaml already validates their shape; these checks need
 the metadata too: every exact model id named in either file must be published, or
-declared whole (an exact models.yaml entry with ``supported_parameters``).
+declared whole (an exact models.yaml entry with ``supported_parameters``), and every
+models.yaml glob must match at least one of those ids (a glob that matches nothing, such
+as a misspelt vendor, would drop its rules without a word).
 """
 
 from __future__ import annotations
+
+import fnmatch
 
 from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import KeyPath, YamlDocument
@@ -25,6 +29,20 @@ def _problem(
     return doc.error(message, path)
 
 
+def _glob_problem(doc: YamlDocument, glob: str, known: list[str], source: str) -> DeclarationError:
+    vendors = sorted({f"{i.split('/', 1)[0]}/*" for i in known if "/" in i})
+    hint = closest(glob, vendors)
+    message = (
+        f"glob {glob!r} matches no model in the metadata ({source}) and no model declared "
+        "whole, so its rules apply to nothing"
+    )
+    if hint:
+        message += "; did you mean " + ", ".join(repr(h) for h in hint) + "?"
+    else:
+        message += "; fix the pattern or remove the entry"
+    return doc.error(message, ("models", glob))
+
+
 def check_model_ids(registry: Registry) -> list[DeclarationError]:
     """Return a problem for each model id in the YAML files that resolves to nothing.
 
@@ -33,7 +51,8 @@ def check_model_ids(registry: Registry) -> list[DeclarationError]:
 
     Returns:
         One :class:`DeclarationError` per unknown id, naming file, line, key path and
-        the three closest known ids; empty when every id is known.
+        the three closest known ids, and one per models.yaml glob that matches no known
+        id (with the closest ``vendor/*`` globs); empty when every id and glob is known.
     """
     known = registry.known_ids()
     declared = set(known)
@@ -44,6 +63,8 @@ def check_model_ids(registry: Registry) -> list[DeclarationError]:
         for key in registry.models_file.models:
             if not is_glob(key) and key not in declared:
                 problems.append(_problem(doc, ("models", key), key, known, source))
+            elif is_glob(key) and not any(fnmatch.fnmatchcase(i, key) for i in known):
+                problems.append(_glob_problem(doc, key, known, source))
     if registry.stages_file is not None:
         doc = registry.stages_file.document
         for name, stage in registry.stages_file.stages.items():
