@@ -35,6 +35,7 @@ __all__ = [
     "LimitsDecl",
     "ModelDecl",
     "ModelsDocument",
+    "PercentilesDecl",
     "PricingDecl",
     "PromptCacheDecl",
     "ProviderDecl",
@@ -195,8 +196,28 @@ class PromptCacheDecl(Decl):
     """Most ``cache_control`` markers one request may carry (Anthropic: 4); the earliest are kept. ``0``: the model ignores cache hints, so none is sent."""  # noqa: E501
 
 
+_Rate = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class PercentilesDecl(Decl):
+    """One threshold per latency or throughput percentile; give any of them."""
+
+    p50: _Rate | None = None
+    """Median."""
+    p75: _Rate | None = None
+    """75th percentile."""
+    p90: _Rate | None = None
+    """90th percentile."""
+    p99: _Rate | None = None
+    """99th percentile."""
+
+
 class ProviderDecl(Decl):
-    """OpenRouter provider routing, passed through as the request's ``provider`` object."""
+    """OpenRouter provider routing, passed through as the request's ``provider`` object.
+
+    Its fields are those of OpenRouter's ``ProviderPreferences``
+    (https://openrouter.ai/openapi.yaml, https://openrouter.ai/docs/guides/routing/provider-selection).
+    """
 
     order: list[str] | None = None
     """Provider slugs to try, in order."""
@@ -210,6 +231,8 @@ class ProviderDecl(Decl):
     """Only route to providers that support every parameter sent."""
     zdr: bool | None = None
     """Only route to Zero-Data-Retention endpoints."""
+    enforce_distillable_text: bool | None = None
+    """Only route to models whose author allows distillation of their text."""
     quantizations: list[str] | None = None
     """Accepted quantizations (int4, int8, fp4, mxfp4, nvfp4, fp6, fp8, mxfp8, fp16, bf16, fp32, unknown)."""  # noqa: E501
     data_collection: Literal["allow", "deny"] | None = None
@@ -218,6 +241,10 @@ class ProviderDecl(Decl):
     """``price``, ``throughput``, ``latency`` or ``exacto``, or ``{by, partition}``."""
     max_price: dict[str, float] | None = None
     """Price ceilings in USD per million tokens (not per token), keyed prompt, completion, ..."""
+    preferred_min_throughput: _Rate | PercentilesDecl | None = None
+    """Throughput in tokens per second below which an endpoint is tried later (never excluded): a number, or ``{p50, p75, p90, p99}``."""  # noqa: E501
+    preferred_max_latency: _Rate | PercentilesDecl | None = None
+    """Latency in seconds above which an endpoint is tried later (never excluded): a number, or ``{p50, p75, p90, p99}``."""  # noqa: E501
 
     @model_validator(mode="after")
     def _vocabulary(self) -> ProviderDecl:
