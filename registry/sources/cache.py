@@ -25,6 +25,9 @@ diskcache removes the old file; files no row refers to (left by a crash of an ol
 version) are removed after a successful store. ``tests/test_cache_crash.py`` kills the
 writer before and after each of these operations in turn.
 
+A populated cache that cannot be written is still read (:mod:`registry.sources.cache_open`);
+a store or clear into it is a :class:`CacheError` saying so.
+
 :mod:`diskcache` is imported when a cache is opened, not when this module is imported.
 """
 
@@ -53,6 +56,7 @@ from registry.metadata.parse import (
 from registry.metadata.shapes import EndpointList, ModelInfo
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH, check_depth
 from registry.sources.cache_entry import CacheEntry, Kind
+from registry.sources.cache_open import open_diskcache
 
 __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
 
@@ -60,14 +64,6 @@ __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
 #: this module never renames it.
 _log = logging.getLogger("registry.sources.cache")
 
-_SQLITE_TIMEOUT = 30.0  # seconds another process may hold the cache's write lock
-
-#: diskcache settings of every open (persisted in its Settings table): values inline in
-#: SQLite (2**40 bytes is above anything ``CAPC_MAX_RESPONSE_BYTES`` allows), no eviction.
-_DISKCACHE_SETTINGS: dict[str, object] = {
-    "disk_min_file_size": 2**40,
-    "eviction_policy": "none",
-}
 _SYNC_FULL, _SYNC_NORMAL = 2, 1  # PRAGMA synchronous: FULL for a store, NORMAL otherwise
 
 
@@ -211,13 +207,19 @@ class MetadataCache:
 
     def _open(self) -> Any:
         if self._cache is None:
-            import diskcache
-
-            with self._errors("open"):
-                self._cache = diskcache.Cache(
-                    str(self.directory), timeout=_SQLITE_TIMEOUT, **_DISKCACHE_SETTINGS
-                )
+            with self._errors("open"):  # read-only when it cannot be written (cache_open)
+                self._cache = open_diskcache(self.directory)
         return self._cache
+
+    def _writable(self, action: str) -> Any:
+        cache = self._open()
+        if getattr(cache, "read_only", False):
+            raise CacheError(
+                f"cache {self.directory}: cannot {action}: it is read-only ({cache.reason}); "
+                "make it writable, or set CAPC_CACHE_DIR to a writable directory",
+                source=str(self.directory),
+            )
+        return cache
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
@@ -326,7 +328,7 @@ class MetadataCache:
             core=core_json(payload) if kind == "models" else None,
         )
         blob = entry.to_bytes()
-        cache = self._open()
+        cache = self._writable("store")
         with self._errors("write"):
             cache.reset("sqlite_synchronous", _SYNC_FULL, update=False)
             try:
@@ -393,6 +395,6 @@ class MetadataCache:
         Raises:
             CacheError: the cache cannot be opened or written.
         """
-        cache = self._open()
+        cache = self._writable("clear")
         with self._errors("clear"):
             return int(cache.clear())
