@@ -56,6 +56,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _declared_in(registry: Any, model: Any) -> str | None:
+    """The models.yaml path of a model declared whole (absent from the metadata), else None."""
+    if not model.declared_only or registry.models_file is None:
+        return None
+    return str(registry.models_file.path)
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     registry = load_registry(args)
     model = registry.resolve(args.model, args.stage)
@@ -75,13 +82,19 @@ def _cmd_show(args: argparse.Namespace) -> int:
             "stage": args.stage,
             "metadata": registry.catalog.describe(),
             "declared_only": model.declared_only,
+            "declared_in": _declared_in(registry, model),
             "values": rows,
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     header = f"{model.id}" + (f" (stage {args.stage})" if args.stage else "")
     print(header)
-    print(f"metadata: {registry.catalog.describe()}")
+    declared_in = _declared_in(registry, model)
+    if declared_in is not None:  # the metadata in use does not list it: say where it is from
+        print(f"source: declared whole in {declared_in} (not in the metadata: "
+              f"{registry.catalog.describe()})")  # fmt: skip
+    else:
+        print(f"metadata: {registry.catalog.describe()}")
     width = max(len(r["path"]) for r in rows)
     for row in rows:
         value = json.dumps(row["value"], ensure_ascii=False)

@@ -45,8 +45,8 @@ def register(sub: Any) -> dict[str, Handler]:
         "models",
         help="list the models of the metadata in use",
         description="List models as published in the metadata in use (cache, fetch, "
-        "file or seed): id, context window and output limit in tokens, structured "
-        "outputs, reasoning efforts.",
+        "file or seed), then those declared whole in models.yaml: id, context window "
+        "and output limit in tokens, structured outputs, reasoning efforts.",
     )
     models.add_argument("--search", metavar="TEXT", help="only ids or names containing TEXT")
     models.add_argument(
@@ -94,7 +94,32 @@ def _row(model: ModelInfo) -> dict[str, Any]:
         "reasoning_mandatory": None if model.reasoning is None else model.reasoning.mandatory,
         "reasoning_efforts": _efforts(model),
         "supported_parameters": None if params is None else list(params),
+        "declared_in": None,
     }
+
+
+def _declared_rows(registry: Any) -> list[dict[str, Any]]:
+    """Rows of the models absent from the metadata but declared whole in models.yaml,
+    from their resolved capabilities; ``declared_in`` names the models file."""
+    published = set(registry.catalog.models)
+    rows = []
+    for model_id in registry.known_ids():
+        if model_id in published:
+            continue
+        model = registry.resolve(model_id)
+        params = sorted(model.supported_parameters)
+        efforts = model.reasoning.efforts if "reasoning" in params else None
+        rows.append({
+            "id": model_id, "name": None, "context_length": model.context_length,
+            "max_output_tokens": model.max_completion_tokens,
+            "structured_outputs": "structured_outputs" in params,
+            "reasoning": "reasoning" in params,
+            "reasoning_mandatory": not model.reasoning.can_disable if "reasoning" in params
+            else None,
+            "reasoning_efforts": None if efforts is None else list(efforts),
+            "supported_parameters": params, "declared_in": registry.models_file.path,
+        })  # fmt: skip
+    return rows
 
 
 def _check_params(wanted: Iterable[str], catalog: Catalog) -> None:
@@ -132,13 +157,13 @@ def _cmd_models(args: argparse.Namespace) -> int:
     _check_params(args.supports, catalog)
     needle = (args.search or "").lower()
     rows = []
-    for model in catalog.models.values():
-        if needle and needle not in model.id.lower() and needle not in (model.name or "").lower():
+    declared = _declared_rows(registry)
+    for row in [_row(model) for model in catalog.models.values()] + declared:
+        if needle and needle not in row["id"].lower() and needle not in (row["name"] or "").lower():
             continue
-        params = set(model.supported_parameters or ())
-        if any(p not in params for p in args.supports):
+        if any(p not in (row["supported_parameters"] or ()) for p in args.supports):
             continue
-        rows.append(_row(model))
+        rows.append(row)
     if args.json:
         payload = {
             "metadata": {
@@ -158,6 +183,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
         efforts = _cell(row["reasoning_efforts"])
         if row["reasoning_mandatory"]:
             efforts += " (mandatory)"
+        if row["declared_in"] is not None:
+            efforts += f"  (declared whole in {row['declared_in']})"
         table.append(
             (
                 row["id"],
@@ -170,7 +197,11 @@ def _cmd_models(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in table) for i in range(4)]
     for r in table:
         print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
-    print(f"{len(rows)} of {len(catalog)} models; metadata: {catalog.describe()}")
+    total = f"{len(catalog)}"
+    if declared:
+        total = (f"{len(catalog) + len(declared)} ({len(catalog)} in the metadata, "
+                 f"{len(declared)} declared whole in {registry.models_file.path})")  # fmt: skip
+    print(f"{len(rows)} of {total} models; metadata: {catalog.describe()}")
     if catalog.note:
         print_note(f"note: {catalog.note}")
     return EXIT_OK
