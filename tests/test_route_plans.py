@@ -530,3 +530,17 @@ def test_a_lock_with_caller_tools_validates_against_the_published_schema(
     assert document["stages"]["look"]["openai/gpt-4o-mini"]["report"]["tools"]
     assert main(["diff", str(out), str(out)]) == 0
     capsys.readouterr()
+
+
+def test_tool_call_arguments_count_in_the_prompt_estimate(tmp_path: Path) -> None:
+    """A 600,000-character tool call in the conversation does not fit a 100,000 context."""
+    from compiler import PromptTooLongError
+
+    registry, intent = scenario(tmp_path, None)
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "f", "arguments": json.dumps({"x": "y" * 600_000})}}
+    messages = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    with pytest.raises(PromptTooLongError):
+        compile_request(intent, MODEL, messages, registry=registry)
