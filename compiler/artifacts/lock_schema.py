@@ -79,13 +79,13 @@ class LockSchemaRun(_Strict):
     """Key into the document's ``schema_adjustments``: the run goes here, in order."""
 
 
-class LockTool(_Strict):
-    """A caller tool sent with the request."""
+class LockToolHash(_Strict):
+    """One caller tool sent in the request."""
 
     name: str
-    """The function name."""
+    """The tool's function name."""
     sha256: _SHA256
-    """SHA-256 of its parameters as sent (compact JSON, sorted keys)."""
+    """SHA-256 of its projected ``parameters`` (compact JSON, sorted keys)."""
 
 
 class LockReport(_Strict):
@@ -109,8 +109,9 @@ class LockReport(_Strict):
     adjustments: list[LockAdjustment | LockSchemaRun]
     """In the order the compiler passes made them; the projection's ``schema.*``
     adjustments are one reference into the document's ``schema_adjustments``."""
-    tools: list[LockTool] | None = None
-    """The caller's tools, when the stage sends any."""
+    tools: list[LockToolHash] | None = None
+    """The caller tools sent, each ``{name, sha256}`` (the SHA-256 of its projected
+    ``parameters``); absent for a stage without tools."""
 
 
 class LockMessage(_Strict):

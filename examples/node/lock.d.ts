@@ -204,15 +204,16 @@ export type ShownSha256 = string | null;
  */
 export type Stage = string;
 /**
- * The caller's tools, when the stage sends any.
+ * The caller tools sent, each ``{name, sha256}`` (the SHA-256 of its projected
+ * ``parameters``); absent for a stage without tools.
  */
-export type Tools = LockTool[] | null;
+export type Tools = LockToolHash[] | null;
 /**
- * The function name.
+ * The tool's function name.
  */
 export type Name2 = string;
 /**
- * SHA-256 of its parameters as sent (compact JSON, sorted keys).
+ * SHA-256 of its projected ``parameters`` (compact JSON, sorted keys).
  */
 export type Sha2561 = string;
 /**
@@ -555,9 +556,9 @@ export interface LockSchemaRun {
   schema_adjustments: SchemaAdjustments1;
 }
 /**
- * A caller tool sent with the request.
+ * One caller tool sent in the request.
  */
-export interface LockTool {
+export interface LockToolHash {
   name: Name2;
   sha256: Sha2561;
 }
