@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.artifacts.diff import diff_locks
 from compiler.artifacts.lock import (
     LockFileError,
     _portable_report,
@@ -74,3 +75,23 @@ def test_a_dangling_reference_is_not_a_lock(
     path.write_text(json.dumps(broken), encoding="utf-8")
     with pytest.raises(LockFileError, match="no evidence"):
         read_lock(path)
+
+
+def test_diff_explains_a_change_by_a_shared_schema_run(
+    example: tuple[Registry, dict[str, object]],
+) -> None:
+    """A schema change is explained by the ``schema.*`` adjustments of the shared run
+    (resolved, with their evidence text), as with whole reports."""
+    _, document = example
+    old = json.loads(dump_lock(document))
+    new = json.loads(dump_lock(document))
+    entry = new["stages"]["extract_invoice"]["anthropic/claude-sonnet-4.5"]
+    entry["report"]["adjustments"] = [
+        a for a in entry["report"]["adjustments"] if "schema_adjustments" not in a]
+    entry["request"]["response_format"]["json_schema"]["schema"] = {"type": "object"}
+    changes = diff_locks(old, new)
+    assert [c.path for c in changes] == ["response_format.json_schema.schema"]
+    why = changes[0].explanations
+    assert why and {e.change for e in why} == {"no longer"}
+    assert all(e.kind.startswith("schema.") for e in why)
+    assert any(e.evidence is not None and e.evidence.startswith("models.yaml:") for e in why)
