@@ -546,3 +546,30 @@ def test_tool_call_arguments_count_in_the_prompt_estimate(tmp_path: Path) -> Non
                 {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
     with pytest.raises(PromptTooLongError):
         compile_request(intent, MODEL, messages, registry=registry)
+
+
+def test_a_replayed_compile_keeps_every_field_of_the_first(tmp_path: Path) -> None:
+    """The memo replay differs from a fresh compile only in the messages: timeouts,
+    retries, tools, prices and the plan all carry over."""
+    import dataclasses
+
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", NO_STRICT), ep("c", ["max_tokens"])],
+                                contract=Item)
+    first = compile_request(intent, MODEL, [{"role": "user", "content": "one"}],
+                            registry=registry)
+    again = compile_request(intent, MODEL, [{"role": "user", "content": "one"}],
+                            registry=registry)
+    assert again is not first
+    for f in dataclasses.fields(first):
+        if f.name not in ("origin",):
+            assert getattr(again, f.name) == getattr(first, f.name), f.name
+    assert again.origin is not None or first.origin is None
+
+
+def test_every_attempt_can_reach_the_ones_after_it(tmp_path: Path) -> None:
+    """plan[1].attempts holds plan[2:], so a runtime can follow the plan from any attempt."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", NO_STRICT), ep("c", ["max_tokens"])],
+                                contract=Item)
+    plan = compile_request(intent, MODEL, registry=registry).plan
+    assert len(plan) == 3
+    assert plan[1].plan == plan[1:] and plan[2].attempts == ()

@@ -285,8 +285,12 @@ def compile_plan(
         singles = [replace(s, compiled=replace(s.compiled, report=replace(
             s.compiled.report, notes=(*s.compiled.report.notes, *extra)))) for s in singles]
     rows = _rows(caps, groups, singles, rows_out)
-    first = replace(singles[0].compiled, attempts=tuple(s.compiled for s in singles[1:]),
-                    routes=rows)
+    # each attempt carries the attempts after it, so a runtime can follow the plan from
+    # any of them (after_error -> next_attempt); the first also carries the route table
+    later: list[CompiledRequest] = []
+    for single in reversed(singles[1:]):
+        later.insert(0, replace(single.compiled, attempts=tuple(later)))
+    first = replace(singles[0].compiled, attempts=tuple(later), routes=rows)
     return Plan(first, tuple(singles), not prompt_excluded)
 
 
