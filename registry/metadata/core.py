@@ -31,6 +31,7 @@ from typing_extensions import TypedDict
 from registry.errors import MetadataError
 from registry.metadata.parse import format_errors
 from registry.metadata.shapes import ModelInfo, is_unknown_price
+from registry.metadata.spans import ModelSpans, model_spans
 
 __all__ = [
     "CORE_FORMAT",
@@ -262,36 +263,37 @@ class LazyModels(Mapping[str, ModelInfo]):
 
 
 class _Body:
-    """The decoded elements of a models body, decoded once on first use, and one
-    model's :class:`ModelInfo` validated from its element on demand."""
+    """A models body whose elements are decoded one at a time, on demand
+    (:mod:`registry.metadata.spans`), each validated as one :class:`ModelInfo`."""
 
-    def __init__(self, raw: bytes, source: str, hint: str):
+    def __init__(self, raw: bytes, source: str, hint: str, positions: dict[str, int]):
         self._raw: bytes | None = raw
         self._source = source
         self._hint = hint
-        self._items: list[Any] = []
-        self._index: dict[str, int] = {}
+        self._positions = positions
+        self._spans: ModelSpans | None = None
+        self._items: list[Any] | None = None
 
-    def _decoded(self) -> None:
+    def _element(self, position: int) -> object:
         raw = self._raw
-        if raw is None:
-            return
-        payload = from_json(raw)
-        items = payload.get("data") if isinstance(payload, dict) else None
-        index: dict[str, int] = {}
-        for position, item in enumerate(items if isinstance(items, list) else ()):
-            model_id = item.get("id") if isinstance(item, dict) else None
-            if isinstance(model_id, str):
-                index.setdefault(model_id, position)
-        self._items, self._index, self._raw = items or [], index, None
+        if raw is not None:  # first use: locate the elements (or decode them all)
+            self._spans = model_spans(raw)
+            if self._spans is None:
+                payload = from_json(raw)
+                items = payload.get("data") if isinstance(payload, dict) else None
+                self._items = items if isinstance(items, list) else []
+            self._raw = None
+        if self._spans is not None:
+            return self._spans.element(position) if position < len(self._spans.spans) else None
+        assert self._items is not None
+        return self._items[position] if position < len(self._items) else None
 
     def build(self, model_id: str) -> ModelInfo:
-        self._decoded()
-        position = self._index.get(model_id)
-        if position is None:  # the core fields came from another body (cannot happen)
-            raise MetadataError(f"{self._source}: model {model_id!r} is not in the models "
-                                "list", source=self._source)
-        item = self._items[position]
+        position = self._positions[model_id]
+        item = self._element(position)
+        if not isinstance(item, dict) or item.get("id") != model_id:  # cannot happen
+            raise MetadataError(f"{self._source}: model #{position} is not {model_id!r} in "
+                                "the models list", source=self._source)
         try:
             return ModelInfo.model_validate(item)
         except ValidationError as exc:
@@ -317,7 +319,7 @@ def lazy_models(
 
     Args:
         raw: a ``{"data": [...]}`` body as UTF-8 JSON (kept until a first full model is
-            asked for; then decoded once, and each model validated when first asked for).
+            asked for; then each model is decoded and validated when first asked for).
         source: names the body in error messages.
         hint: appended to the message of a later error (e.g. how to refetch).
         core: the output of :func:`core_json` for ``raw``, when kept beside it: the
@@ -335,11 +337,13 @@ def lazy_models(
     if not cores:
         return None
     by_id: dict[str, CoreFields] = {}
-    for fields in cores:
+    positions: dict[str, int] = {}
+    for position, fields in enumerate(cores):
         model_id = fields["id"]
         if not model_id:
             return None
         if model_id not in by_id:
             by_id[model_id] = fields
+            positions[model_id] = position
 
-    return LazyModels(MappingProxyType(by_id), _Body(raw, source, hint).build)
+    return LazyModels(MappingProxyType(by_id), _Body(raw, source, hint, positions).build)
