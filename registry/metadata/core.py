@@ -19,7 +19,7 @@ token); a test compares both parsers on every shared snapshot.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Annotated, Any, NotRequired
@@ -29,7 +29,7 @@ from pydantic_core import from_json
 from typing_extensions import TypedDict
 
 from registry.errors import MetadataError
-from registry.metadata.parse import format_errors
+from registry.metadata.parse import format_errors, parse_models, parse_models_json
 from registry.metadata.shapes import ModelInfo, is_unknown_price
 from registry.metadata.spans import ModelSpans, model_spans
 
@@ -210,6 +210,8 @@ class LazyModels(Mapping[str, ModelInfo]):
     Args:
         cores: core fields by id, in source order (first of duplicate ids kept).
         build: returns the full model of one listed id.
+        build_all: returns every model in source order (used by :meth:`values` and
+            :meth:`items`; a malformed model anywhere then raises).
 
     Raises:
         MetadataError: from a value lookup, when ``build`` finds a field outside the
@@ -219,10 +221,31 @@ class LazyModels(Mapping[str, ModelInfo]):
             does, looks every model up).
     """
 
-    def __init__(self, cores: Mapping[str, CoreFields], build: Callable[[str], ModelInfo]):
+    def __init__(self, cores: Mapping[str, CoreFields], build: Callable[[str], ModelInfo],
+                 build_all: Callable[[], list[ModelInfo]] | None = None):
         self._cores = cores
         self._build = build
+        self._build_all = build_all
         self._models: dict[str, ModelInfo] = {}
+
+    def _all(self) -> None:
+        """Build every model not built yet in one pass (``build_all``), for
+        :meth:`values` and :meth:`items`: a whole list validates faster at once."""
+        if self._build_all is None or len(self._models) == len(self._cores):
+            return
+        for model in self._build_all():
+            if model.id in self._cores:
+                self._models.setdefault(model.id, model)
+
+    def values(self) -> ValuesView[ModelInfo]:
+        """Every model, building those not built yet in one pass."""
+        self._all()
+        return super().values()
+
+    def items(self) -> ItemsView[str, ModelInfo]:
+        """Every ``(id, model)``, building the models not built yet in one pass."""
+        self._all()
+        return super().items()
 
     def __getitem__(self, model_id: str) -> ModelInfo:
         found = self._models.get(model_id)
@@ -282,11 +305,25 @@ class _Body:
                 payload = from_json(raw)
                 items = payload.get("data") if isinstance(payload, dict) else None
                 self._items = items if isinstance(items, list) else []
-            self._raw = None
+            else:
+                self._raw = None  # the spans hold the body
         if self._spans is not None:
             return self._spans.element(position) if position < len(self._spans.spans) else None
         assert self._items is not None
         return self._items[position] if position < len(self._items) else None
+
+    def build_all(self) -> list[ModelInfo]:
+        body = self._raw if self._spans is None else self._spans.body
+        assert body is not None
+        models = parse_models_json(body)
+        if models is not None:
+            return models
+        try:
+            return parse_models(from_json(body), source=self._source)
+        except MetadataError as exc:
+            if not self._hint:
+                raise
+            raise MetadataError(f"{exc} ({self._hint})", source=self._source) from exc
 
     def build(self, model_id: str) -> ModelInfo:
         position = self._positions[model_id]
@@ -346,4 +383,5 @@ def lazy_models(
             by_id[model_id] = fields
             positions[model_id] = position
 
-    return LazyModels(MappingProxyType(by_id), _Body(raw, source, hint, positions).build)
+    body = _Body(raw, source, hint, positions)
+    return LazyModels(MappingProxyType(by_id), body.build, body.build_all)

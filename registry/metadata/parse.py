@@ -246,7 +246,7 @@ def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
         raise MetadataError(text, source=source) from exc
 
 
-def parse_models_json(raw: bytes) -> list[ModelInfo] | None:
+def parse_models_json(raw: bytes | str) -> list[ModelInfo] | None:
     """Parse a well-formed ``GET /api/v1/models`` response body in one pass.
 
     The JSON text is validated directly (keys this library does not read, such as the

@@ -22,21 +22,22 @@ _Scan = Callable[[str, int], tuple[object, int]]
 
 
 class ModelSpans:
-    """The text of a models body and the ``(start, end)`` of each element of ``data``.
+    """A models body and the ``(start, end)`` of each element of ``data``.
 
     Attributes:
-        text: the body, decoded from UTF-8.
-        spans: character offsets into :attr:`text`, in payload order.
+        body: the body: its UTF-8 bytes when they are all ASCII (then a character
+            offset is a byte offset), else the decoded text.
+        spans: offsets into :attr:`body`, in payload order.
     """
 
-    def __init__(self, text: str, spans: list[tuple[int, int]]):
-        self.text = text
+    def __init__(self, body: str | bytes, spans: list[tuple[int, int]]):
+        self.body = body
         self.spans = spans
 
     def element(self, index: int) -> object:
         """Decode element ``index`` of ``data`` (JSON types, as :func:`json.loads`)."""
         start, end = self.spans[index]
-        return json.loads(self.text[start:end])
+        return json.loads(self.body[start:end])
 
 
 def model_spans(raw: bytes) -> ModelSpans | None:
@@ -52,9 +53,12 @@ def model_spans(raw: bytes) -> ModelSpans | None:
     """
     try:
         text = raw.decode("utf-8")
-        return _scan(text)
+        found = _scan(text)
     except (ValueError, IndexError, StopIteration):  # json.JSONDecodeError is a ValueError
         return None
+    if found is not None and raw.isascii():
+        found.body = raw  # the same offsets, and the text is freed
+    return found
 
 
 def _skip(text: str, pos: int) -> int:
