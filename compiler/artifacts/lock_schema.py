@@ -67,8 +67,25 @@ class LockAdjustment(_Strict):
     """What the request carries (``null``: omitted)."""
     reason: str
     """One sentence a person can act on."""
-    evidence: LockEvidence | None
-    """Where the deciding value came from; ``null`` for a rule of this library."""
+    evidence: str | None
+    """Where the deciding value came from: a key of the document's ``evidence`` table
+    (the evidence as one readable line); ``null`` for a rule of this library."""
+
+
+class LockSchemaRun(_Strict):
+    """A run of ``schema.*`` adjustments stored once in the document's table."""
+
+    schema_adjustments: _SHA256
+    """Key into the document's ``schema_adjustments``: the run goes here, in order."""
+
+
+class LockToolHash(_Strict):
+    """One caller tool sent in the request."""
+
+    name: str
+    """The tool's function name."""
+    sha256: _SHA256
+    """SHA-256 of its projected ``parameters`` (compact JSON, sorted keys)."""
 
 
 class LockReport(_Strict):
@@ -89,8 +106,12 @@ class LockReport(_Strict):
     """SHA-256 of the schema in ``response_format`` (rung ``schema`` only)."""
     notes: list[str]
     """Free-text notes."""
-    adjustments: list[LockAdjustment]
-    """In the order the compiler passes made them."""
+    adjustments: list[LockAdjustment | LockSchemaRun]
+    """In the order the compiler passes made them; the projection's ``schema.*``
+    adjustments are one reference into the document's ``schema_adjustments``."""
+    tools: list[LockToolHash] | None = None
+    """The caller tools sent, each ``{name, sha256}`` (the SHA-256 of its projected
+    ``parameters``); absent for a stage without tools."""
 
 
 class LockMessage(_Strict):
@@ -196,6 +217,17 @@ class LockRoute(_Strict):
     """How many published endpoints share its tag."""
 
 
+class LockLoop(_Strict):
+    """What a runtime needs to run the request: timeouts in seconds and repair turns."""
+
+    timeout_seconds: float | None
+    """Total time for one request, in seconds (``null``: the client's default)."""
+    stream_idle_seconds: float | None
+    """Longest silence on a streamed response, in seconds (the timeout that matters)."""
+    retries: int
+    """Repair turns allowed after an invalid reply (``output.retries``)."""
+
+
 class LockEntry(_Strict):
     """One stage compiled for one model."""
 
@@ -215,6 +247,8 @@ class LockEntry(_Strict):
     """The metadata this pair was compiled from."""
     error: LockFailure | None
     """The failure, when ``status`` is ``error``."""
+    loop: LockLoop | None = None
+    """The reply loop's settings (``null`` for an ``error`` entry)."""
     endpoints: list[str] | None = None
     """Routing slugs of the endpoints ``request`` is for; absent without endpoint data."""
     attempts: list[LockAttempt] | None = None
@@ -311,6 +345,11 @@ class LockDocument(_Strict):
     model (and, where enforced, the one the provider enforces)."""
     stages: dict[str, dict[str, LockEntry]]
     """Stage name -> model id -> entry."""
+    evidence: dict[str, LockEvidence]
+    """Evidence text -> the evidence record, for every adjustment's ``evidence``."""
+    schema_adjustments: dict[str, list[LockAdjustment]]
+    """SHA-256 of a run of ``schema.*`` adjustments (compact JSON, sorted keys) -> the
+    run, stored once for every report that makes it."""
 
 
 def lock_json_schema() -> dict[str, Any]:
