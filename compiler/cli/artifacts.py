@@ -211,11 +211,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from compiler.artifacts.audit import audit, audit_to_json, render_audit
 
     registry = load_registry(args)
-    rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
-    if args.html:
+    if not args.html:
+        rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
         from compiler.artifacts.page import audit_page, registry_inputs
 
-        inputs = registry_inputs(registry, getattr(args, "endpoints", None))
+        # Hashing the input files (a megabyte of metadata) releases the GIL: it runs
+        # beside the audit instead of after it.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            hashing = pool.submit(registry_inputs, registry, getattr(args, "endpoints", None))
+            rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
+            inputs = hashing.result()
         _write_page(args.html, audit_page(rows, registry, inputs=inputs))
     print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
     return EXIT_OK
