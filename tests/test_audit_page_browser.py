@@ -190,3 +190,101 @@ def test_the_diff_page_shows_only_the_changed_pairs(
     page.screenshot(path=str(ARTIFACTS / "diff-report.png"))
     page.keyboard.press("Escape")
     view.close("diff-page.png")
+
+
+EVIL_IDS = ['evil/</script><script>document.title="pwned"</script>',
+            "x/<img/src=x/onerror=document.title='pwned'>",
+            "huge/" + "a" * 3000, 'q/"quoted\'`tick`${x}\\u003c<!--']
+EVIL_REASON = '<script>document.title="pwned"</script><img src=x onerror=alert(1)>'
+
+
+def _evil_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    """A models list with hostile ids (copies of openai/gpt-4o-mini) and a stages.yaml
+    that lists them for classify_ticket."""
+    import yaml
+
+    document = json.loads((OPENROUTER / "models-2026-08-19.json").read_text(encoding="utf-8"))
+    base = next(m for m in document["data"] if m["id"] == "openai/gpt-4o-mini")
+    for model_id in EVIL_IDS:
+        document["data"].append({**base, "id": model_id, "canonical_slug": model_id,
+                                 "name": f"<b>{model_id}</b>"})
+    metadata = tmp_path / "evil-models.json"
+    metadata.write_text(json.dumps(document), encoding="utf-8")
+    stages = yaml.safe_load((ROOT / "stages.yaml").read_text(encoding="utf-8"))
+    stage = stages["stages"]["classify_ticket"]
+    stages["stages"] = {"classify_ticket": stage}
+    stage["models"] = ["openai/gpt-4o-mini", *EVIL_IDS]
+    path, _, name = stage["contract"].partition(":")
+    stage["contract"] = f"{ROOT / path}:{name}"
+    stages_file = tmp_path / "stages.yaml"
+    stages_file.write_text(yaml.safe_dump(stages), encoding="utf-8")
+    return metadata, stages_file
+
+
+def _assert_inert(view: Page) -> None:
+    page = view.page
+    assert "pwned" not in page.title()
+    assert page.locator("img").count() == 0 and page.locator("b").count() == 0
+    assert page.locator("script").count() == 3  # the pool, the data, the page's own
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 1280, "a long id widened the page beyond the window"
+
+
+def test_hostile_ids_and_reasons_are_text_and_long_ids_wrap(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Model ids and reason strings holding markup show as text; a 3,000-character id
+    wraps; a cell opens with Enter and Escape closes it, giving the focus back."""
+    metadata, stages = _evil_inputs(tmp_path)
+    common = ["--metadata", str(metadata), "--models", str(ROOT / "models.yaml"),
+              "--stages", str(stages)]
+    _write(["audit", *common, "--html", str(tmp_path / "evil.html")], capsys)
+    view = Page(browser, tmp_path / "evil.html")
+    page = view.page
+    _assert_inert(view)
+    assert sorted(m for _, m in view.visible_cells()) == sorted(
+        ["openai/gpt-4o-mini", *EVIL_IDS])
+    page.fill("#f-search", "<img")
+    assert view.visible_cells() == [("classify_ticket", EVIL_IDS[1])]
+    page.fill("#f-search", "")
+    page.focus("#f-search")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.dataset.model")
+    assert focused in EVIL_IDS or focused == "openai/gpt-4o-mini"
+    page.keyboard.press("Enter")
+    dialog = page.locator("dialog#report")
+    assert dialog.is_visible() and focused in dialog.text_content()
+    page.keyboard.press("Escape")
+    assert not dialog.is_visible()
+    assert page.evaluate("document.activeElement.dataset.model") == focused
+    for model_id in EVIL_IDS:
+        page.click(f"button.cell[data-model={json.dumps(model_id)}]")
+        assert model_id in dialog.text_content()
+        assert page.evaluate("document.getElementById('report').scrollWidth") <= 1280
+        page.keyboard.press("Escape")
+    _assert_inert(view)
+    view.close("audit-hostile-ids.png")
+
+    # A lock whose reasons and evidence were edited to hold markup, diffed against its
+    # original (a length limit changed too, so every pair is on the page).
+    old_lock, new_lock = tmp_path / "old.lock.json", tmp_path / "new.lock.json"
+    main(["lock", *common, "--output", str(old_lock)])
+    lock = json.loads(old_lock.read_text(encoding="utf-8"))
+    for entry in lock["stages"]["classify_ticket"].values():
+        if entry.get("status") == "ok":
+            entry["request"]["max_tokens"] = 12345
+        for adjustment in (entry.get("report") or {}).get("adjustments") or ():
+            adjustment["reason"] = EVIL_REASON + str(adjustment["reason"])
+            if adjustment.get("evidence"):
+                adjustment["evidence"]["text"] = EVIL_REASON
+    new_lock.write_text(json.dumps(lock), encoding="utf-8")
+    main(["diff", str(old_lock), str(new_lock), "--html", str(tmp_path / "diff.html")])
+    capsys.readouterr()
+    view = Page(browser, tmp_path / "diff.html")
+    page = view.page
+    assert len(view.visible_cells()) == len(EVIL_IDS) + 1
+    page.click('button.cell[data-model="openai/gpt-4o-mini"]')
+    assert EVIL_REASON in page.locator("dialog#report section[aria-label=new]").text_content()
+    page.keyboard.press("Escape")
+    _assert_inert(view)
+    view.close("diff-hostile-reasons.png")

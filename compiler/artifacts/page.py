@@ -121,7 +121,7 @@ def _policy() -> str:
 def _document(title: str, data: Mapping[str, Any], cells: Iterable[dict[str, Any]],
               pool: Pool) -> str:
     style, script, policy = _asset("page.css"), _asset("page.js"), _policy()
-    data_text = data_json(data, cells)  # first: building the cells fills the pool
+    data_text = data_json(data, cells, pool)  # first: building the cells fills the pool
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en">',

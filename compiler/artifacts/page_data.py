@@ -23,6 +23,12 @@ def vendor(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "(no vendor)"
 
 
+class _Ref(dict[str, int]):
+    """A reference the pool handed out (the encoder writes it as any dict)."""
+
+    __slots__ = ()
+
+
 class Pool:
     """Values said once: the page's data names them by index (``{"$pool": i}``).
 
@@ -34,6 +40,7 @@ class Pool:
 
     def __init__(self) -> None:
         self.items: list[Any] = []
+        self.refs = 0  # how many ``{"$pool": i}`` this pool has handed out
         self._index: dict[str, int] = {}
         self._objects: dict[int, int] = {}
 
@@ -44,7 +51,8 @@ class Pool:
         if index is None:
             index = self._index[text] = len(self.items)
             self.items.append(text)
-        return {"$pool": index}
+        self.refs += 1
+        return _Ref({"$pool": index})
 
     def same(self, value: Any) -> Any:
         """Pool an object by identity (the compiler shares one schema among many bodies)."""
@@ -52,7 +60,22 @@ class Pool:
         if index is None:
             index = self._objects[id(value)] = len(self.items)
             self.items.append(value)  # kept alive, so its id is not reused
-        return {"$pool": index}
+        self.refs += 1
+        return _Ref({"$pool": index})
+
+    def literal(self, value: Any) -> Any:
+        """``value`` with each object of its own that looks like a reference (one key,
+        ``$pool``: a crafted lock could hold one) moved into the pool, which the script
+        reads as it is, so the page shows it instead of another pool item."""
+        if isinstance(value, _Ref):
+            return value
+        if isinstance(value, Mapping):
+            if list(value) == ["$pool"]:
+                return self.same(value)
+            return {k: self.literal(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.literal(v) for v in value]
+        return value
 
     def request(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body with its schema (``response_format`` or the forced tool's) pooled."""
@@ -145,12 +168,28 @@ def script_json(data: Any) -> str:
     return _ENCODE(data).replace("<", "\\u003c")
 
 
-def data_json(data: Mapping[str, Any], cells: Iterable[dict[str, Any]]) -> str:
+def data_json(data: Mapping[str, Any], cells: Iterable[dict[str, Any]], pool: Pool) -> str:
     """``data`` with ``"cells"`` last, each cell encoded as soon as it is built.
 
     A cell's dicts are freed as soon as it is written, so a 1,656-pair page never
     holds its whole tree (whose allocations would set off full garbage collections).
+    A cell whose text holds more ``{"$pool":`` than the pool handed out for it has an
+    object of its own of that shape: it is encoded again through :meth:`Pool.literal`.
     """
     head = _ENCODE({**data, "cells": []})
-    body = ",".join(_ENCODE(cell) for cell in cells)
-    return (head[:-3] + "[" + body + "]}").replace("<", "\\u003c")
+    if head.count(_REF) != 0:
+        head = _ENCODE(pool.literal({**data, "cells": []}))
+    parts = []
+    seen = pool.refs
+    for cell in cells:
+        text = _ENCODE(cell)
+        if text.count(_REF) != pool.refs - seen:
+            text = _ENCODE(pool.literal(cell))
+        seen = pool.refs
+        parts.append(text)
+    return (head[:-3] + "[" + ",".join(parts) + "]}").replace("<", "\\u003c")
+
+
+#: How a reference to the pool starts in the encoded text (a string holding it is
+#: written ``"{\\"$pool\\":``, so only an object key matches).
+_REF = '{"$pool":'
