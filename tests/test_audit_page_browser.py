@@ -288,3 +288,31 @@ def test_hostile_ids_and_reasons_are_text_and_long_ids_wrap(
     page.keyboard.press("Escape")
     _assert_inert(view)
     view.close("diff-hostile-reasons.png")
+
+
+def test_a_failed_pair_says_it_has_no_request(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An audit cell whose compile failed (an unknown model) names the error, and says it
+    has no cost and no route table because there was no request, not that a lock has no
+    prices or that endpoint data is missing."""
+    import yaml
+
+    stages = yaml.safe_load((ROOT / "stages.yaml").read_text(encoding="utf-8"))
+    stage = stages["stages"]["classify_ticket"]
+    stages["stages"] = {"classify_ticket": {**stage, "models": ["nope/<i>missing</i>"]}}
+    path, _, name = stage["contract"].partition(":")
+    stages["stages"]["classify_ticket"]["contract"] = f"{ROOT / path}:{name}"
+    stages_file = tmp_path / "stages.yaml"
+    stages_file.write_text(yaml.safe_dump(stages), encoding="utf-8")
+    _write(["audit", "--models", str(ROOT / "models.yaml"), "--stages", str(stages_file),
+            "--html", str(tmp_path / "failed.html")], capsys)
+    view = Page(browser, tmp_path / "failed.html")
+    view.page.click("button.cell")
+    text = view.page.locator("dialog#report").text_content()
+    assert "UnknownModelError: unknown model 'nope/<i>missing</i>'" in text
+    assert "none: no request" in text and "none: no request was compiled" in text
+    assert "a lock has no prices" not in text and "no endpoint data" not in text
+    view.page.keyboard.press("Escape")
+    _assert_inert(view)
+    view.close("audit-failed-pair.png")
