@@ -113,9 +113,10 @@ class CompiledRequest:
             (``{"role": "system", "content": ...}``), or ``None`` without a contract.
         contract: the output contract, or ``None`` for free text.
         projection: the schema shown (and, at rung ``schema``, enforced), or ``None``.
-        attempts: the route plan's later attempts, strongest first, each a complete
-            request for endpoints this one leaves out (empty: one attempt covers every
-            endpoint that can serve the model, or there is no endpoint data).
+        attempts: the route plan's attempts after this one, strongest first, each a
+            complete request (with the attempts after it) for endpoints this one leaves
+            out (empty: this is the last, or one attempt covers every endpoint that can
+            serve the model, or there is no endpoint data).
         endpoints: the routing slugs of the endpoints this attempt is for, empty when
             the compile had no endpoint data.
         routes: one row per endpoint of the model: the attempt that serves it, or

@@ -375,3 +375,24 @@ def test_capc_reply_prints_no_value_of_an_invalid_reply(
         assert main(argv) == 1
         out, err = capsys.readouterr()
         assert "MARKER-5521" not in out + err and "$.category" in out
+
+
+def test_a_call_to_an_undeclared_function_is_not_an_answer() -> None:
+    """No content and a call to a function the request does not declare: invalid."""
+    from pydantic import BaseModel
+
+    from compiler import Intent, OutputContract, ReplyValidationError, compile_request
+
+    class Label(BaseModel):
+        """A label."""
+
+        name: str
+
+    req = compile_request(Intent(stage="t", contract=OutputContract.from_type(Label),
+                                 output_tokens=100), "openai/gpt-4o-mini")
+    response = {"choices": [{"finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "tool_calls": [{
+            "id": "c1", "type": "function",
+            "function": {"name": "respond", "arguments": "{}"}}]}}]}
+    with pytest.raises(ReplyValidationError, match="does not declare: respond"):
+        req.parse_response(response)

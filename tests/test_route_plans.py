@@ -479,3 +479,95 @@ def test_an_effort_without_a_declared_reserve_is_a_stated_assumption(tmp_path: P
     registry, intent = scenario(tmp_path, None, reasoning="high")
     notes = compile_request(intent, MODEL, registry=registry).report.notes
     assert any("no reasoning reserve is declared for effort high" in n for n in notes)
+
+
+def test_an_attempt_that_keeps_the_caller_tools_comes_first(tmp_path: Path) -> None:
+    """A body that drops the stage's tools never outranks one that sends them."""
+    from compiler.tools.tool import Tool
+
+    tool = Tool.from_properties("lookup", {"word": {"type": "string"}},
+                                description="Look a word up.")
+    registry, intent = scenario(tmp_path, [ep("a", [p for p in ALL if p != "tools"]),
+                                           ep("b")], contract=Item, tools=(tool,))
+    req = compile_request(intent, MODEL, registry=registry)
+    assert [bool(a.body.get("tools")) for a in req.plan] == [True, False]
+
+
+def test_a_recursive_tool_schema_is_not_sent_to_a_dialect_without_refs(tmp_path: Path) -> None:
+    """gemini takes no $ref: a recursive tool cannot be sent in any form, so it is dropped
+    with the pointer, never sent with $ref/$defs (a provider 400)."""
+    from compiler.tools.tool import Tool
+
+    node = {"type": "object", "properties": {"name": {"type": "string"}, "kids": {
+        "type": "array", "items": {"$ref": "#/$defs/Node"}}}, "required": ["name"]}
+    tool = Tool.from_schema("tree", {"type": "object", "properties": {"tree": {
+        "$ref": "#/$defs/Node"}}, "$defs": {"Node": node}})
+    yaml = "models:\n  acme/*:\n    structured_output: {dialect: gemini}\n"
+    registry, intent = scenario(tmp_path, None, models_yaml=yaml, tools=(tool,))
+    req = compile_request(intent, MODEL, registry=registry)
+    assert "$ref" not in json.dumps(req.body.get("tools") or [])
+    [dropped] = req.report.by_kind("tools.dropped")
+    assert "recursive" in dropped.reason and "$ref" in dropped.reason
+
+
+def test_a_lock_with_caller_tools_validates_against_the_published_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report's tool hashes are part of the lock format (valid, and diffable)."""
+    import jsonschema
+
+    stages = tmp_path / "stages.yaml"
+    stages.write_text(
+        "stages:\n  look:\n    output_tokens: 300\n    models: [openai/gpt-4o-mini]\n"
+        "    tools:\n      - name: get_weather\n        description: Weather.\n"
+        "        input_schema:\n          type: object\n"
+        "          properties: {city: {type: string}}\n          required: [city]\n")
+    out = tmp_path / "capc.lock.json"
+    assert main(["lock", "--stages", str(stages), "--output", str(out)]) == 0
+    document = json.loads(out.read_text())
+    schema = json.loads((ROOT / "docs" / "schema" / "lock.schema.json").read_text())
+    jsonschema.validate(document, schema)
+    assert document["stages"]["look"]["openai/gpt-4o-mini"]["report"]["tools"]
+    assert main(["diff", str(out), str(out)]) == 0
+    capsys.readouterr()
+
+
+def test_tool_call_arguments_count_in_the_prompt_estimate(tmp_path: Path) -> None:
+    """A 600,000-character tool call in the conversation does not fit a 100,000 context."""
+    from compiler import PromptTooLongError
+
+    registry, intent = scenario(tmp_path, None)
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "f", "arguments": json.dumps({"x": "y" * 600_000})}}
+    messages = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    with pytest.raises(PromptTooLongError):
+        compile_request(intent, MODEL, messages, registry=registry)
+
+
+def test_a_replayed_compile_keeps_every_field_of_the_first(tmp_path: Path) -> None:
+    """The memo replay differs from a fresh compile only in the messages: timeouts,
+    retries, tools, prices and the plan all carry over."""
+    import dataclasses
+
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", NO_STRICT), ep("c", ["max_tokens"])],
+                                contract=Item)
+    first = compile_request(intent, MODEL, [{"role": "user", "content": "one"}],
+                            registry=registry)
+    again = compile_request(intent, MODEL, [{"role": "user", "content": "one"}],
+                            registry=registry)
+    assert again is not first
+    for f in dataclasses.fields(first):
+        if f.name not in ("origin",):
+            assert getattr(again, f.name) == getattr(first, f.name), f.name
+    assert again.origin is not None or first.origin is None
+
+
+def test_every_attempt_can_reach_the_ones_after_it(tmp_path: Path) -> None:
+    """plan[1].attempts holds plan[2:], so a runtime can follow the plan from any attempt."""
+    registry, intent = scenario(tmp_path, [ep("a"), ep("b", NO_STRICT), ep("c", ["max_tokens"])],
+                                contract=Item)
+    plan = compile_request(intent, MODEL, registry=registry).plan
+    assert len(plan) == 3
+    assert plan[1].plan == plan[1:] and plan[2].attempts == ()

@@ -71,6 +71,15 @@ class LockAdjustment(_Strict):
     """Where the deciding value came from; ``null`` for a rule of this library."""
 
 
+class LockToolHash(_Strict):
+    """One caller tool sent in the request."""
+
+    name: str
+    """The tool's function name."""
+    sha256: _SHA256
+    """SHA-256 of its projected ``parameters`` (compact JSON, sorted keys)."""
+
+
 class LockReport(_Strict):
     """The adjustment report of one compilation."""
 
@@ -91,6 +100,9 @@ class LockReport(_Strict):
     """Free-text notes."""
     adjustments: list[LockAdjustment]
     """In the order the compiler passes made them."""
+    tools: list[LockToolHash] | None = None
+    """The caller tools sent, each ``{name, sha256}`` (the SHA-256 of its projected
+    ``parameters``); absent for a stage without tools."""
 
 
 class LockMessage(_Strict):

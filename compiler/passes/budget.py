@@ -52,8 +52,9 @@ def _content_size(content: Any, rule: str) -> tuple[int, int]:
 
 
 def estimate_prompt_tokens(messages: Iterable[Mapping[str, Any]], rule: str = "openai") -> int:
-    """Estimate the prompt size in tokens: ``ceil(characters / 3) + 4`` per message, plus
-    each image, file or audio part by the vendor ``rule``
+    """Estimate the prompt size in tokens: ``ceil(characters / 3) + 4`` per message (the
+    content, and an assistant turn's ``tool_calls`` as JSON), plus each image, file or
+    audio part by the vendor ``rule``
     (:func:`compiler.tools.media.media_tokens`), never by its base64 length.
 
     Args:
@@ -67,6 +68,9 @@ def estimate_prompt_tokens(messages: Iterable[Mapping[str, Any]], rule: str = "o
     total = 0
     for message in messages:
         chars, media = _content_size(message.get("content"), rule)
+        calls = message.get("tool_calls")
+        if calls:  # an assistant turn's tool calls are prompt text too (their arguments)
+            chars += len(json.dumps(calls, default=str))
         total += math.ceil(chars / CHARS_PER_TOKEN) + media
         total += TOKENS_PER_MESSAGE
     return total

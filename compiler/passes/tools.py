@@ -75,6 +75,20 @@ def _accepted_modes(draft: Draft) -> frozenset[str] | None:
     return frozenset.intersection(*published) if published else None
 
 
+def _refs(node: Any, at: str = "") -> list[str]:
+    """JSON Pointers of every ``$ref`` left in a projected schema."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if "$ref" in node:
+            found.append(at + "/$ref")
+        for key, value in node.items():
+            found += _refs(value, f"{at}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _refs(value, f"{at}/{i}")
+    return found
+
+
 def apply_tools(draft: Draft) -> None:
     """Add the stage's tools, ``tool_choice`` and ``parallel_tool_calls`` to the body.
 
@@ -92,8 +106,24 @@ def apply_tools(draft: Draft) -> None:
         return
     projected = project_tools(intent.tools, get_dialect(model.dialect))
     evidence = model.source_of("structured_output.dialect")
+
     listed_strict = model.supports("structured_outputs")
     entries: list[dict[str, Any]] = []
+    dialect = get_dialect(model.dialect)
+    kept = []
+    for item in projected:
+        name = item.tool.name
+        refs = _refs(json.loads(item.projection.schema_json))
+        if refs and not dialect.supports_ref:
+            draft.adjust("tools.dropped", f"tools[{name}]", name, None,
+                         f"the {dialect.name} dialect takes no $ref, and the tool's schema "
+                         f"is recursive ({refs[0]}), so no form of it can be sent",
+                         evidence)
+            continue
+        kept.append(item)
+    if not kept:
+        return
+    projected = tuple(kept)
     for item in projected:
         name = item.tool.name
         for change in item.projection.changes:

@@ -187,10 +187,17 @@ def read_response(
         raise truncated(False)
     output: Any = answer
     if contract is not None and projection is not None:
-        if not (answer or "").strip() and others:
+        declared = {t["function"]["name"] for t in body.get("tools") or ()
+                    if isinstance(t, Mapping) and t.get("function")} - {name}
+        called = {str((c.get("function") or {}).get("name")) for c in others}
+        if not (answer or "").strip() and others and called <= declared:
             output = None  # the model called the caller's tools; their results come next
         else:
             try:
+                if not (answer or "").strip() and others:
+                    raise ReplyValidationError(
+                        [("$", "no answer, and a call to a function this request does not "
+                          "declare: " + ", ".join(sorted(called - declared)))])
                 if answer is None:
                     what = (f"no call to the forced function {name!r}" if name
                             else "the reply has no content")

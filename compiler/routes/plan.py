@@ -8,9 +8,9 @@ plan first applies the filters OpenRouter applies (the stage's ``provider`` rout
 and groups endpoints whose bodies are identical into one attempt. Each attempt's
 ``provider`` names its group (``only`` plus ``allow_fallbacks: false``, and ``ignore``
 for endpoints a base slug would also select), so OpenRouter can send it nowhere else.
-Attempts are ordered strongest first: rung, then fewest adjustments, then the larger
-length limit, then the published order of the endpoints (OpenRouter lists its
-preferred endpoint first). Every endpoint ends in an attempt or with an
+Attempts are ordered strongest first: the caller's tools kept, then rung, then fewest
+adjustments, then the larger length limit, then the published order of the endpoints
+(OpenRouter lists its preferred endpoint first). Every endpoint ends in an attempt or with an
 ``excluded_by`` reason; no endpoint is excluded for a missing feature.
 
 A stage pinned to one slug (:func:`registry.resolve.routing.is_pin`) has one attempt,
@@ -68,7 +68,9 @@ def _length(body: Mapping[str, Any]) -> int:
 def _strength(single: Single, group: Sequence[EndpointCaps]) -> tuple[int, ...]:
     compiled = single.compiled
     rung = RUNGS.index(compiled.rung) if compiled.rung in RUNGS else 0
-    return (rung, len(compiled.report.adjustments), -_length(compiled.body),
+    # the caller's tools are part of the request itself: a body that keeps them first
+    tools = len(compiled.body.get("tools") or ()) - (compiled.rung == "tool")
+    return (-tools, rung, len(compiled.report.adjustments), -_length(compiled.body),
             min(e.index for e in group), -len(group))
 
 
@@ -283,8 +285,12 @@ def compile_plan(
         singles = [replace(s, compiled=replace(s.compiled, report=replace(
             s.compiled.report, notes=(*s.compiled.report.notes, *extra)))) for s in singles]
     rows = _rows(caps, groups, singles, rows_out)
-    first = replace(singles[0].compiled, attempts=tuple(s.compiled for s in singles[1:]),
-                    routes=rows)
+    # each attempt carries the attempts after it, so a runtime can follow the plan from
+    # any of them (after_error -> next_attempt); the first also carries the route table
+    later: list[CompiledRequest] = []
+    for single in reversed(singles[1:]):
+        later.insert(0, replace(single.compiled, attempts=tuple(later)))
+    first = replace(singles[0].compiled, attempts=tuple(later), routes=rows)
     return Plan(first, tuple(singles), not prompt_excluded)
 
 
