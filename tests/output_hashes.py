@@ -7,7 +7,9 @@ in place of the stage's own list), the hash covers:
 
 - the stage's lock entry (the body without messages, the instructions, the adjustment
   report, both schema SHA-256s, the error or the later attempts and routes), as
-  :func:`compiler.artifacts.lock.dump_lock` writes it inside the whole lock;
+  :func:`compiler.artifacts.lock.dump_lock` writes it inside the whole lock, with its
+  reports whole (:func:`compiler.artifacts.lock_compact.expand_reports`: the shared
+  tables are a storage detail of the whole lock, hashed in ``whole``);
 - the audit row (:meth:`compiler.artifacts.audit.AuditRow.to_dict`);
 - the body of :func:`compiler.compile_request` with messages, a first call and a
   second call with other messages (the memo's replay), or the failure's type and text.
@@ -67,6 +69,7 @@ def compute(name: str) -> dict[str, Any]:
     """
     from compiler.artifacts.audit import audit, render_audit
     from compiler.artifacts.lock import RECORDED_FAILURES, build_lock, compile_all, dump_lock
+    from compiler.artifacts.lock_compact import expand_reports
     from compiler.errors import AdjustmentWarning
     from compiler.request import compile_request
     from registry.resolve.resolver import Registry
@@ -100,7 +103,7 @@ def compute(name: str) -> dict[str, Any]:
                         except RECORDED_FAILURES as exc:
                             outcome.append([type(exc).__name__, str(exc)])
                 bodies[stage, model] = outcome
-    lock = json.loads(lock_text)["stages"]
+    lock = expand_reports(json.loads(lock_text))["stages"]
     by_pair = {(r.stage, r.model): r.to_dict() for r in rows}
     pairs: dict[str, dict[str, str]] = {}
     for stage, entries in lock.items():

@@ -279,15 +279,17 @@ def test_coverage_first_reproduces_the_lock_made_before_route_plans(
 ) -> None:
     """Byte for byte: the fixture is the lock of the example stages made at commit 7db782c
     (format 1); a fresh lock without format 2's additions (``inputs``, ``client``,
-    ``contracts``, ``schemas``, each entry's ``reply``) is that file exactly, but for the
+    ``contracts``, ``schemas``, each entry's ``reply``; the reports' shared ``evidence``
+    and ``schema_adjustments`` tables resolved) is that file exactly, but for the
     note on how the metadata was obtained that run (offline), which a lock no longer
     records (it depends on the network, not on the inputs)."""
     from compiler.artifacts.lock import dump_lock
+    from compiler.artifacts.lock_compact import expand_reports
 
     args = ["lock", "--coverage", "first", "--output", "-",
             "--stages", str(FIXTURE / "stages.yaml"), "--models", str(FIXTURE / "models.yaml")]
     assert main(args) == 0
-    document = json.loads(capsys.readouterr().out)
+    document = expand_reports(json.loads(capsys.readouterr().out))
     for key in ("inputs", "client", "contracts", "schemas"):
         del document[key]
     document.update({"$schema": "urn:capability-compiler:lock:1", "format": 1})

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.artifacts.lock import LockFileError, build_lock, read_lock
+from compiler.artifacts.lock_compact import expand_reports
 from compiler.passes.enforcement import schema_sha256
 from registry.errors import MetadataError
 from registry.resolve.resolver import Registry
@@ -272,6 +273,7 @@ def diff_locks(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
     []
     """
     changes: list[Change] = []
+    old, new = expand_reports(old), expand_reports(new)  # whole reports explain
     old_stages: Mapping[str, Any] = old.get("stages", {})
     new_stages: Mapping[str, Any] = new.get("stages", {})
     for stage in sorted(set(old_stages) | set(new_stages)):

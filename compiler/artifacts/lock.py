@@ -16,6 +16,7 @@ Shape (``format`` 2; the full JSON Schema is :func:`lock_json_schema`)::
      "client": {"method": "POST", "base_url", "path", "headers": [NAME, ...]},
      "contracts": {CONTRACT_SHA256: {"name", "spec", "schema", "unchecked"}},
      "schemas": {SHOWN_SHA256: projected schema},
+     "evidence": {TEXT: record}, "schema_adjustments": {SHA256: [adjustment, ...]},
      "stages": {STAGE: {MODEL: {"status": "ok" | "error", "request", "instructions",
                                 "report", "shown_sha256", "enforced_sha256",
                                 "metadata", "error", "reply", ["endpoints",
@@ -23,16 +24,14 @@ Shape (``format`` 2; the full JSON Schema is :func:`lock_json_schema`)::
 
 ``reply`` is the recipe for reading a reply (:mod:`compiler.artifacts.lock_reply`);
 ``inputs`` names every input with a hash of its content
-(:mod:`compiler.artifacts.lock_inputs`). Nothing in the lock depends on the clock, a
-file's modification time or how the metadata was obtained this time (a stale age, a
-failed fetch): only on the inputs.
+(:mod:`compiler.artifacts.lock_inputs`); reports share their evidence and ``schema.*``
+adjustments through two tables (:mod:`compiler.artifacts.lock_compact`). Nothing in
+the lock depends on the clock, a file's mtime or how the metadata was obtained this
+time (a stale age, a failed fetch), nor on its directory (sources by file name only).
 
 ``endpoints``, ``attempts`` and ``routes`` are present only with endpoint data: the
 endpoints ``request`` is for, the later route-plan attempts (each a complete request
 for the endpoints it names) and one row per endpoint of the model.
-
-Metadata sources are recorded by file name only (``models-2026-08-19.json``), so the
-lock does not depend on the directory it was made from.
 """
 
 from __future__ import annotations
@@ -51,6 +50,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from compiler.artifacts.lock_compact import compact_reports, missing_reference
 from compiler.artifacts.lock_inputs import describe_inputs
 from compiler.artifacts.lock_reply import contract_record, reply_recipe
 from compiler.artifacts.lock_schema import (
@@ -188,11 +188,8 @@ def _file_name(source: str) -> str:
 
 
 def _catalog_metadata(catalog: Catalog) -> dict[str, Any]:
-    return {
-        "source": _file_name(catalog.source),
-        "fetched_at": catalog.fetched_at,
-        "text": catalog.describe(age=False),
-    }
+    return {"source": _file_name(catalog.source), "fetched_at": catalog.fetched_at,
+            "text": catalog.describe(age=False)}
 
 
 def _portable_report(report: AdjustmentReport, catalog: Catalog) -> dict[str, Any]:
@@ -226,8 +223,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
     }
     if report is not None and item.model not in catalog:
         metadata.update(source=None, fetched_at=None, text=report.metadata)
-    if item.compiled is not None:
-        compiled = item.compiled
+    if (compiled := item.compiled) is not None:
         entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
         entry["instructions"] = compiled.instructions
         entry["reply"] = reply_recipe(compiled)
@@ -292,7 +288,7 @@ def build_lock(
                     spec = registry.stage(item.stage).contract
                     contracts[attempt.contract.sha256] = contract_record(attempt.contract, spec)
                 schemas[attempt.projection.sha256] = thaw_json(attempt.projection.schema)
-    return {
+    return compact_reports({
         "$schema": LOCK_SCHEMA_ID,
         "format": LOCK_FORMAT,
         "generator": {"name": "capability-compiler", "version": _tool_version()},
@@ -304,7 +300,7 @@ def build_lock(
         "contracts": contracts,
         "schemas": schemas,
         "stages": stages,
-    }
+    })
 
 
 def dump_lock(document: dict[str, Any]) -> str:
@@ -396,5 +392,7 @@ def read_lock(path: str | Path) -> dict[str, Any]:
             f"{path}: not a capability-compiler lock (format {LOCK_FORMAT}): "
             f"{where}: {first['msg']}"
         ) from exc
+    if (missing := missing_reference(data)) is not None:
+        raise LockFileError(f"{path}: not a capability-compiler lock: {missing}")
     result: dict[str, Any] = data
     return result

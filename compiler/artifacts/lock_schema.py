@@ -67,8 +67,16 @@ class LockAdjustment(_Strict):
     """What the request carries (``null``: omitted)."""
     reason: str
     """One sentence a person can act on."""
-    evidence: LockEvidence | None
-    """Where the deciding value came from; ``null`` for a rule of this library."""
+    evidence: str | None
+    """Where the deciding value came from: a key of the document's ``evidence`` table
+    (the evidence as one readable line); ``null`` for a rule of this library."""
+
+
+class LockSchemaRun(_Strict):
+    """A run of ``schema.*`` adjustments stored once in the document's table."""
+
+    schema_adjustments: _SHA256
+    """Key into the document's ``schema_adjustments``: the run goes here, in order."""
 
 
 class LockToolHash(_Strict):
@@ -98,8 +106,9 @@ class LockReport(_Strict):
     """SHA-256 of the schema in ``response_format`` (rung ``schema`` only)."""
     notes: list[str]
     """Free-text notes."""
-    adjustments: list[LockAdjustment]
-    """In the order the compiler passes made them."""
+    adjustments: list[LockAdjustment | LockSchemaRun]
+    """In the order the compiler passes made them; the projection's ``schema.*``
+    adjustments are one reference into the document's ``schema_adjustments``."""
     tools: list[LockToolHash] | None = None
     """The caller tools sent, each ``{name, sha256}`` (the SHA-256 of its projected
     ``parameters``); absent for a stage without tools."""
@@ -323,6 +332,11 @@ class LockDocument(_Strict):
     model (and, where enforced, the one the provider enforces)."""
     stages: dict[str, dict[str, LockEntry]]
     """Stage name -> model id -> entry."""
+    evidence: dict[str, LockEvidence]
+    """Evidence text -> the evidence record, for every adjustment's ``evidence``."""
+    schema_adjustments: dict[str, list[LockAdjustment]]
+    """SHA-256 of a run of ``schema.*`` adjustments (compact JSON, sorted keys) -> the
+    run, stored once for every report that makes it."""
 
 
 def lock_json_schema() -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from compiler.artifacts.audit import AuditRow, row_status
 from compiler.artifacts.audit_detail import detail_from_entry
+from compiler.artifacts.lock_compact import expand_reports
 
 __all__ = ["rows_from_lock"]
 
@@ -59,8 +60,9 @@ def rows_from_lock(document: Mapping[str, Any]) -> list[AuditRow]:
         The rows in the lock's order (stages, then models, sorted); ``cost`` is
         ``None`` (a lock records no prices).
     """
+    whole = expand_reports(document)
     return [
         _row(stage, model, entry)
-        for stage, models in (document.get("stages") or {}).items()
+        for stage, models in (whole.get("stages") or {}).items()
         for model, entry in models.items()
     ]

@@ -40,6 +40,26 @@ export type Spec = string | null;
  */
 export type Unchecked = string[];
 /**
+ * Date of the metadata (ISO); ``null`` for YAML and built-in defaults.
+ */
+export type FetchedAt = string | null;
+/**
+ * The metadata field or YAML key path holding the value.
+ */
+export type Field = string;
+/**
+ * ``default``, ``metadata``, ``endpoints``, ``models.yaml`` or ``stages.yaml``.
+ */
+export type Layer = string;
+/**
+ * Metadata file name, ``bundled seed``, or ``models.yaml:LINE``.
+ */
+export type Source = string;
+/**
+ * The evidence as one readable line.
+ */
+export type Text = string;
+/**
  * Version of the lock format.
  */
 export type Format = 2;
@@ -58,20 +78,37 @@ export type Sha256 = string | null;
 /**
  * File name (never the directory), ``bundled seed``, or a URL for fetched data.
  */
-export type Source = string;
+export type Source1 = string;
 /**
  * Date of the metadata (ISO), ``null`` when unknown.
  */
-export type FetchedAt = string | null;
+export type FetchedAt1 = string | null;
 /**
  * File name of the models list, ``bundled seed``, or ``null`` for a model declared
  * whole in models.yaml.
  */
-export type Source1 = string | null;
+export type Source2 = string | null;
 /**
  * One readable line, as in the report.
  */
-export type Text = string;
+export type Text1 = string;
+/**
+ * Where the deciding value came from: a key of the document's ``evidence`` table
+ * (the evidence as one readable line); ``null`` for a rule of this library.
+ */
+export type Evidence1 = string | null;
+/**
+ * Stable dotted slug, catalogued in docs/adjustments.md.
+ */
+export type Kind = string;
+/**
+ * Dotted body path, or ``schema:`` plus a JSON Pointer into the contract schema.
+ */
+export type Path1 = string;
+/**
+ * One sentence a person can act on.
+ */
+export type Reason = string;
 /**
  * Later route-plan attempts, strongest first; absent when ``request`` covers every
  * endpoint that can serve the model.
@@ -113,7 +150,7 @@ export type Schema1 = string;
  * ``content``: ``choices[0].message.content``; ``tool_arguments``: the forced call's
  * ``choices[0].message.tool_calls[0].function.arguments`` (rung ``tool``).
  */
-export type Source2 = "content" | "tool_arguments";
+export type Source3 = "content" | "tool_arguments";
 /**
  * Remove one Markdown code fence around the whole text before parsing (rungs
  * ``json`` and ``prompt``: nothing enforced JSON).
@@ -129,41 +166,14 @@ export type Tool = string | null;
  */
 export type WrappedRoot = string | null;
 /**
- * Date of the metadata (ISO); ``null`` for YAML and built-in defaults.
+ * Key into the document's ``schema_adjustments``: the run goes here, in order.
  */
-export type FetchedAt1 = string | null;
+export type SchemaAdjustments1 = string;
 /**
- * The metadata field or YAML key path holding the value.
+ * In the order the compiler passes made them; the projection's ``schema.*``
+ * adjustments are one reference into the document's ``schema_adjustments``.
  */
-export type Field = string;
-/**
- * ``default``, ``metadata``, ``endpoints``, ``models.yaml`` or ``stages.yaml``.
- */
-export type Layer = string;
-/**
- * Metadata file name, ``bundled seed``, or ``models.yaml:LINE``.
- */
-export type Source3 = string;
-/**
- * The evidence as one readable line.
- */
-export type Text1 = string;
-/**
- * Stable dotted slug, catalogued in docs/adjustments.md.
- */
-export type Kind = string;
-/**
- * Dotted body path, or ``schema:`` plus a JSON Pointer into the contract schema.
- */
-export type Path1 = string;
-/**
- * One sentence a person can act on.
- */
-export type Reason = string;
-/**
- * In the order the compiler passes made them.
- */
-export type Adjustments = LockAdjustment[];
+export type Adjustments = (LockAdjustment | LockSchemaRun)[];
 /**
  * SHA-256 of the schema in ``response_format`` (rung ``schema`` only).
  */
@@ -193,6 +203,19 @@ export type ShownSha256 = string | null;
  * The stage name.
  */
 export type Stage = string;
+/**
+ * The caller tools sent, each ``{name, sha256}`` (the SHA-256 of its projected
+ * ``parameters``); absent for a stage without tools.
+ */
+export type Tools = LockToolHash[] | null;
+/**
+ * The tool's function name.
+ */
+export type Name2 = string;
+/**
+ * SHA-256 of its projected ``parameters`` (compact JSON, sorted keys).
+ */
+export type Sha2561 = string;
 /**
  * SHA-256 of the schema shown to the model.
  */
@@ -284,10 +307,12 @@ export interface CapcLockJson {
   $schema: $Schema;
   client: LockClient;
   contracts: Contracts;
+  evidence: Evidence;
   format: Format;
   generator: LockGenerator;
   inputs: LockInputs;
   metadata: LockMetadata;
+  schema_adjustments: SchemaAdjustments;
   schemas: Schemas;
   stages: Stages;
 }
@@ -321,6 +346,22 @@ export interface LockContract {
  */
 export interface Schema {
   [k: string]: unknown;
+}
+/**
+ * Evidence text -> the evidence record, for every adjustment's ``evidence``.
+ */
+export interface Evidence {
+  [k: string]: LockEvidence;
+}
+/**
+ * The source that decided an adjustment.
+ */
+export interface LockEvidence {
+  fetched_at: FetchedAt;
+  field: Field;
+  layer: Layer;
+  source: Source;
+  text: Text;
 }
 /**
  * The tool and version that wrote the lock.
@@ -357,29 +398,59 @@ export interface Contracts1 {
  */
 export interface LockInput {
   sha256: Sha256;
-  source: Source;
+  source: Source1;
 }
 /**
  * One input of the lock: where it came from and a hash of its content.
  */
 export interface LockInput1 {
   sha256: Sha256;
-  source: Source;
+  source: Source1;
 }
 /**
  * One input of the lock: where it came from and a hash of its content.
  */
 export interface LockInput2 {
   sha256: Sha256;
-  source: Source;
+  source: Source1;
 }
 /**
  * The metadata catalog every pair was compiled from.
  */
 export interface LockMetadata {
-  fetched_at: FetchedAt;
-  source: Source1;
-  text: Text;
+  fetched_at: FetchedAt1;
+  source: Source2;
+  text: Text1;
+}
+/**
+ * SHA-256 of a run of ``schema.*`` adjustments (compact JSON, sorted keys) -> the
+ * run, stored once for every report that makes it.
+ */
+export interface SchemaAdjustments {
+  [k: string]: LockAdjustment[];
+}
+/**
+ * One change between what the stage asked for and what the request carries.
+ */
+export interface LockAdjustment {
+  applied: Applied;
+  evidence: Evidence1;
+  kind: Kind;
+  path: Path1;
+  reason: Reason;
+  requested: Requested;
+}
+/**
+ * What the request carries (``null``: omitted).
+ */
+export interface Applied {
+  [k: string]: unknown;
+}
+/**
+ * What the stage asked for (``null``: nothing).
+ */
+export interface Requested {
+  [k: string]: unknown;
 }
 /**
  * Shown-schema SHA-256 (``shown_sha256``) -> the projected schema shown to the
@@ -459,7 +530,7 @@ export interface LockReply {
   absent_nulls: AbsentNulls;
   contract: Contract;
   schema: Schema1;
-  source: Source2;
+  source: Source3;
   strip_fence: StripFence;
   tool: Tool;
   wrapped_root: WrappedRoot;
@@ -476,42 +547,20 @@ export interface LockReport {
   rung: Rung;
   shown_sha256: ShownSha256;
   stage: Stage;
+  tools?: Tools;
 }
 /**
- * One change between what the stage asked for and what the request carries.
+ * A run of ``schema.*`` adjustments stored once in the document's table.
  */
-export interface LockAdjustment {
-  applied: Applied;
-  /**
-   * Where the deciding value came from; ``null`` for a rule of this library.
-   */
-  evidence: LockEvidence | null;
-  kind: Kind;
-  path: Path1;
-  reason: Reason;
-  requested: Requested;
+export interface LockSchemaRun {
+  schema_adjustments: SchemaAdjustments1;
 }
 /**
- * What the request carries (``null``: omitted).
+ * One caller tool sent in the request.
  */
-export interface Applied {
-  [k: string]: unknown;
-}
-/**
- * The source that decided an adjustment.
- */
-export interface LockEvidence {
-  fetched_at: FetchedAt1;
-  field: Field;
-  layer: Layer;
-  source: Source3;
-  text: Text1;
-}
-/**
- * What the stage asked for (``null``: nothing).
- */
-export interface Requested {
-  [k: string]: unknown;
+export interface LockToolHash {
+  name: Name2;
+  sha256: Sha2561;
 }
 /**
  * The chat-completions body without ``messages``.
@@ -531,9 +580,9 @@ export interface LockFailure {
  * The metadata this pair was compiled from.
  */
 export interface LockMetadata1 {
-  fetched_at: FetchedAt;
-  source: Source1;
-  text: Text;
+  fetched_at: FetchedAt1;
+  source: Source2;
+  text: Text1;
 }
 /**
  * The adjustment report of one compilation.
@@ -547,6 +596,7 @@ export interface LockReport1 {
   rung: Rung;
   shown_sha256: ShownSha256;
   stage: Stage;
+  tools?: Tools;
 }
 /**
  * One endpoint of the model: the attempt that serves it, or why none does.
