@@ -292,7 +292,7 @@ def audit_page_overhead(snapshot: Path, rounds: int) -> None:
     from compiler.artifacts.audit import audit
     from compiler.artifacts.audit_detail import cell_detail
     from compiler.artifacts.lock import compile_all
-    from compiler.artifacts.page import audit_page, registry_inputs, write_page
+    from compiler.page.page import audit_page, registry_inputs, write_page
     from registry import Registry
 
     with tempfile.TemporaryDirectory(prefix="capc-bench-page-") as folder:

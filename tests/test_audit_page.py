@@ -20,15 +20,15 @@ from compiler.artifacts.audit import AuditRow, audit
 from compiler.artifacts.audit_detail import SEVERITIES, reasoning_change, severity_of
 from compiler.artifacts.diff import diff_locks
 from compiler.artifacts.lock import build_lock
-from compiler.artifacts.page import (
+from compiler.cli.main import main
+from compiler.page.page import (
     audit_page,
     diff_page,
     input_file,
     registry_inputs,
     write_page,
 )
-from compiler.artifacts.page_rows import rows_from_lock
-from compiler.cli.main import main
+from compiler.page.page_rows import rows_from_lock
 from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from compiler.artifacts.lock_compact import expand_reports
 from compiler.cli.main import main
 from tests.conftest import OPENROUTER, ROOT
 
@@ -270,15 +271,28 @@ def test_hostile_ids_and_reasons_are_text_and_long_ids_wrap(
     old_lock, new_lock = tmp_path / "old.lock.json", tmp_path / "new.lock.json"
     main(["lock", *common, "--output", str(old_lock)])
     lock = json.loads(old_lock.read_text(encoding="utf-8"))
+
+    def taint(value: Any) -> None:  # every reason, wherever the lock keeps it
+        if isinstance(value, dict):
+            if isinstance(value.get("reason"), str):
+                value["reason"] = EVIL_REASON + value["reason"]
+            for item in value.values():
+                taint(item)
+        elif isinstance(value, list):
+            for item in value:
+                taint(item)
+
+    taint(lock["stages"])
+    taint(lock.get("schema_adjustments"))
+    for record in (lock.get("evidence") or {}).values():
+        record["text"] = EVIL_REASON
     for entry in lock["stages"]["classify_ticket"].values():
         if entry.get("status") == "ok":
             entry["request"]["max_tokens"] = 12345
-        for adjustment in (entry.get("report") or {}).get("adjustments") or ():
-            adjustment["reason"] = EVIL_REASON + str(adjustment["reason"])
-            if adjustment.get("evidence"):
-                adjustment["evidence"]["text"] = EVIL_REASON
     new_lock.write_text(json.dumps(lock), encoding="utf-8")
-    main(["diff", str(old_lock), str(new_lock), "--html", str(tmp_path / "diff.html")])
+    assert json.dumps(EVIL_REASON)[1:-1] in json.dumps(expand_reports(lock)["stages"])
+    assert main(["diff", str(old_lock), str(new_lock), "--html",
+                 str(tmp_path / "diff.html")]) == 1, capsys.readouterr().err
     capsys.readouterr()
     view = Page(browser, tmp_path / "diff.html")
     page = view.page

@@ -216,7 +216,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        from compiler.artifacts.page import audit_page, registry_inputs
+        from compiler.page.page import audit_page, registry_inputs
 
         # Hashing the input files (a megabyte of metadata) releases the GIL: it runs
         # beside the audit instead of after it.
@@ -230,7 +230,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _write_page(path: str, text: str) -> None:
-    from compiler.artifacts.page import write_page
+    from compiler.page.page import write_page
 
     try:
         write_page(text, path)
@@ -254,8 +254,8 @@ def _diff_page(
     """Write ``capc diff --html``: each side's rows come from its audit (a models list,
     with costs) or from its lock (no prices)."""
     from compiler.artifacts.audit import audit
-    from compiler.artifacts.page import diff_page, input_file, registry_inputs
-    from compiler.artifacts.page_rows import rows_from_lock
+    from compiler.page.page import diff_page, input_file, registry_inputs
+    from compiler.page.page_rows import rows_from_lock
 
     sides, rows = [], []
     for name, location, document, label in zip(

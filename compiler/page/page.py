@@ -28,7 +28,7 @@ from typing import Any
 from compiler.artifacts.audit import AuditRow
 from compiler.artifacts.audit_detail import SEVERITIES
 from compiler.artifacts.diff import Change
-from compiler.artifacts.page_data import Pool, cell, data_json, script_json, vendor
+from compiler.page.page_data import Pool, cell, data_json, script_json, vendor
 from registry.resolve.resolver import Registry
 
 __all__ = [
@@ -41,7 +41,7 @@ PAGE_FORMAT = 1
 
 @functools.cache
 def _asset(name: str) -> str:
-    return (importlib.resources.files("compiler.artifacts") / name).read_text(encoding="utf-8")
+    return (importlib.resources.files("compiler.page") / name).read_text(encoding="utf-8")
 
 
 @functools.cache
@@ -209,7 +209,7 @@ def diff_page(
     Args:
         changes: from :func:`compiler.artifacts.diff.diff_locks`.
         old_rows: the old side's rows (from the audit of a models list, or
-            :func:`compiler.artifacts.page_rows.rows_from_lock`).
+            :func:`compiler.page.page_rows.rows_from_lock`).
         new_rows: the new side's rows.
         sides: ``[{"label": "old", "text", "inputs"}, {"label": "new", ...}]``.
         pairs: how many stage/model pairs were compared.

@@ -1,6 +1,6 @@
 """The audit page's data: cells built straight from the rows, long values said once.
 
-:mod:`compiler.artifacts.page` writes it into ``<script type="application/json">``
+:mod:`compiler.page.page` writes it into ``<script type="application/json">``
 elements. Each cell is encoded (the C JSON encoder, compact) as soon as it is built and
 its dicts freed, so even a 1,656-pair page never holds its whole tree at once; long
 strings and the schemas the compiler shares among bodies go in a pool (:class:`Pool`)
