@@ -4,8 +4,9 @@ Not a test (timings depend on the machine); the table is in docs/performance.md
 ("Scaling"). For each size (default 1,000, 10,000 and 50,000 models) a models list is
 built from the largest shared snapshot (``models-all-2026-08-19.json``, else the
 bundled seed) by repeating its entries with renamed ids (``openai/gpt-4o-mini`` stays,
-copies become ``openai/gpt-4o-mini~2``, ...) and empty descriptions (so 50,000 models
-stay under the 64 MiB limit of a metadata file), then one fresh process per size times:
+copies become ``openai/gpt-4o-mini~2``, ...), written as compact JSON (no spaces) with
+empty descriptions, so 50,000 models (about 66 MB) stay under the 64 MiB limit of a
+metadata file; then one fresh process per size times:
 
 1. ``Registry.load`` of the file with the example models.yaml and stages.yaml;
 2. ``resolve()`` of every model (the figure per model should not grow with the size);
@@ -44,14 +45,14 @@ def build_snapshot(source: Path, size: int, target: Path) -> None:
     out = []
     for i in range(size):
         entry = dict(entries[i % len(entries)])
-        entry["description"] = ""  # keeps 50,000 models under the 64 MiB file limit
+        entry["description"] = ""  # with compact JSON, 50,000 models stay under 64 MiB
         copy = i // len(entries)
         if copy:
             entry["id"] = f"{entry['id']}~{copy + 1}"
             if isinstance(entry.get("canonical_slug"), str):
                 entry["canonical_slug"] = f"{entry['canonical_slug']}~{copy + 1}"
         out.append(entry)
-    target.write_text(json.dumps({"data": out}), encoding="utf-8")
+    target.write_text(json.dumps({"data": out}, separators=(",", ":")), encoding="utf-8")
 
 
 def child(snapshot: Path, rounds: int) -> dict[str, float]:

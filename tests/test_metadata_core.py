@@ -77,9 +77,12 @@ def _write(tmp_path: Path, models: list[dict[str, object]]) -> Path:
     return path
 
 
-def test_a_bad_field_outside_the_core_is_reported_on_first_use(tmp_path: Path) -> None:
-    """A malformed non-core field does not stop loading or resolving; the first lookup of
-    a full model raises a MetadataError naming the file, index, id and field."""
+def test_a_bad_field_outside_the_core_is_reported_when_that_model_is_used(
+    tmp_path: Path,
+) -> None:
+    """A malformed non-core field does not stop loading, resolving or using the other
+    models; looking that model up raises a MetadataError naming the file, index, id and
+    field, and building every model (as ``capc models`` does) reaches it."""
     path = _write(tmp_path, [
         {"id": "good/one", "supported_parameters": ["max_tokens"]},
         {"id": "bad/two", "architecture": {"tokenizer": 5}},
@@ -88,11 +91,28 @@ def test_a_bad_field_outside_the_core_is_reported_on_first_use(tmp_path: Path) -
     assert catalog.ids() == ["good/one", "bad/two"]
     assert "bad/two" in catalog and len(catalog) == 2
     assert Registry(catalog=catalog).resolve("good/one").supports("max_tokens")
+    good = catalog.get("good/one")
+    assert good is not None and good.id == "good/one" and catalog.get("good/one") is good
     with pytest.raises(MetadataError) as caught:
-        catalog.get("good/one")
+        catalog.get("bad/two")
     message = str(caught.value)
     assert str(path) in message and "model #1 ('bad/two')" in message
     assert "architecture.tokenizer" in message
+    with pytest.raises(MetadataError, match="bad/two"):
+        list(catalog.models.values())
+
+
+def test_a_lookup_builds_only_the_model_asked_for(tmp_path: Path) -> None:
+    """Pricing a few models of a large catalog builds those models' objects only."""
+    path = _write(tmp_path, [{"id": f"v/m{i}", "pricing": {"prompt": "0.1"}}
+                             for i in range(50)])
+    catalog = load_catalog(path)
+    assert isinstance(catalog.models, LazyModels)
+    for model_id in ("v/m3", "v/m40", "v/m3"):
+        info = catalog.get(model_id)
+        assert info is not None and info.id == model_id
+    assert catalog.models.built == 2
+    assert catalog.get("v/none") is None and catalog.models.built == 2
 
 
 @pytest.mark.parametrize(
@@ -123,23 +143,23 @@ def test_unknown_prices_are_none_in_the_core() -> None:
 
 
 def test_lazy_models_mapping() -> None:
-    """Ids, order, len and membership never build; the first value lookup builds once,
-    keeping the first of duplicate ids; unknown ids raise KeyError."""
-    calls: list[int] = []
-    first = ModelInfo(id="a/b", name="first")
+    """Ids, order, len and membership never build; a value lookup builds that model
+    once; unknown ids raise KeyError without building."""
+    calls: list[str] = []
 
-    def load() -> list[ModelInfo]:
-        calls.append(1)
-        return [first, ModelInfo(id="c/d"), ModelInfo(id="a/b", name="second")]
+    def build(model_id: str) -> ModelInfo:
+        calls.append(model_id)
+        return ModelInfo(id=model_id, name="built")
 
-    models = LazyModels({"a/b": {"id": "a/b"}, "c/d": {"id": "c/d"}}, load)
+    models = LazyModels({"a/b": {"id": "a/b"}, "c/d": {"id": "c/d"}}, build)
     assert list(models) == ["a/b", "c/d"] and len(models) == 2 and "c/d" in models
     assert "x/y" not in models and not models.built and calls == []
-    assert models["a/b"] is first
-    assert models.get("c/d") == ModelInfo(id="c/d")
+    first = models["a/b"]
+    assert models["a/b"] is first and calls == ["a/b"] and models.built == 1
     with pytest.raises(KeyError):
         models["x/y"]
-    assert models.built and calls == [1]
+    assert models.get("c/d") == ModelInfo(id="c/d", name="built")
+    assert models.built == 2 and calls == ["a/b", "c/d"]
 
 
 def test_a_cached_copy_that_no_longer_parses_says_how_to_refetch(tmp_path: Path) -> None:

@@ -295,7 +295,7 @@ def test_coverage_first_reproduces_the_lock_made_before_route_plans(
     document.update({"$schema": "urn:capability-compiler:lock:1", "format": 1})
     for entries in document["stages"].values():
         for entry in entries.values():
-            del entry["reply"]
+            del entry["reply"], entry["loop"]
     fixture = json.loads((FIXTURE / "capc.lock.json").read_text(encoding="utf-8"))
     for entries in fixture["stages"].values():
         for entry in entries.values():
@@ -573,3 +573,15 @@ def test_every_attempt_can_reach_the_ones_after_it(tmp_path: Path) -> None:
     plan = compile_request(intent, MODEL, registry=registry).plan
     assert len(plan) == 3
     assert plan[1].plan == plan[1:] and plan[2].attempts == ()
+
+
+def test_the_lock_records_the_reply_loop_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Timeouts and repair turns travel with the request, for runtimes in any language."""
+    stages = tmp_path / "stages.yaml"
+    stages.write_text("stages:\n  s:\n    output_tokens: 300\n    timeout_seconds: 12\n"
+                      "    stream_idle_seconds: 5\n    models: [openai/gpt-4o-mini]\n")
+    assert main(["lock", "--stages", str(stages), "--output", "-"]) == 0
+    entry = json.loads(capsys.readouterr().out)["stages"]["s"]["openai/gpt-4o-mini"]
+    assert entry["loop"] == {"timeout_seconds": 12, "stream_idle_seconds": 5, "retries": 1}

@@ -226,7 +226,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
     if (compiled := item.compiled) is not None:
         entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
         entry["instructions"] = compiled.instructions
-        entry["reply"] = reply_recipe(compiled)
+        entry["reply"], entry["loop"] = reply_recipe(compiled), compiled.loop_settings()
         if compiled.endpoints:
             entry["endpoints"] = list(compiled.endpoints)
         if compiled.attempts:
@@ -246,7 +246,7 @@ def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
             entry["routes"] = [r.to_dict() for r in compiled.routes]
     else:
         error = item.error
-        entry["reply"] = None
+        entry["reply"] = entry["loop"] = None
         entry["error"] = {
             "type": type(error).__name__,
             "message": str(error),

@@ -217,6 +217,17 @@ class LockRoute(_Strict):
     """How many published endpoints share its tag."""
 
 
+class LockLoop(_Strict):
+    """What a runtime needs to run the request: timeouts in seconds and repair turns."""
+
+    timeout_seconds: float | None
+    """Total time for one request, in seconds (``null``: the client's default)."""
+    stream_idle_seconds: float | None
+    """Longest silence on a streamed response, in seconds (the timeout that matters)."""
+    retries: int
+    """Repair turns allowed after an invalid reply (``output.retries``)."""
+
+
 class LockEntry(_Strict):
     """One stage compiled for one model."""
 
@@ -236,6 +247,8 @@ class LockEntry(_Strict):
     """The metadata this pair was compiled from."""
     error: LockFailure | None
     """The failure, when ``status`` is ``error``."""
+    loop: LockLoop | None = None
+    """The reply loop's settings (``null`` for an ``error`` entry)."""
     endpoints: list[str] | None = None
     """Routing slugs of the endpoints ``request`` is for; absent without endpoint data."""
     attempts: list[LockAttempt] | None = None

@@ -242,6 +242,18 @@ export type Message = string;
  */
 export type Type = string;
 /**
+ * Repair turns allowed after an invalid reply (``output.retries``).
+ */
+export type Retries = number;
+/**
+ * Longest silence on a streamed response, in seconds (the timeout that matters).
+ */
+export type StreamIdleSeconds = number | null;
+/**
+ * Total time for one request, in seconds (``null``: the client's default).
+ */
+export type TimeoutSeconds = number | null;
+/**
  * The chat-completions body without ``messages``.
  */
 export type Request1 = {
@@ -484,6 +496,10 @@ export interface LockEntry {
    * The message to put before the caller's messages, or ``null`` without a contract.
    */
   instructions: LockMessage | null;
+  /**
+   * The reply loop's settings (``null`` for an ``error`` entry).
+   */
+  loop?: LockLoop | null;
   metadata: LockMetadata1;
   /**
    * How to read a reply to ``request``, or ``null`` without a contract (or an error).
@@ -575,6 +591,14 @@ export interface LockFailure {
   kinds: Kinds;
   message: Message;
   type: Type;
+}
+/**
+ * What a runtime needs to run the request: timeouts in seconds and repair turns.
+ */
+export interface LockLoop {
+  retries: Retries;
+  stream_idle_seconds: StreamIdleSeconds;
+  timeout_seconds: TimeoutSeconds;
 }
 /**
  * The metadata this pair was compiled from.

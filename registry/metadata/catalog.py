@@ -76,9 +76,10 @@ class Catalog:
             (``capc refresh`` then fails); ``None`` when it was cached.
 
     A catalog loaded from a file, the seed or the cache validates the core fields when
-    it loads and builds :attr:`models` on its first value lookup (see
+    it loads and builds each model of :attr:`models` on that model's first lookup (see
     :class:`registry.metadata.core.LazyModels`); a malformed field outside the core is
-    then reported by that lookup, as :class:`~registry.errors.MetadataError`.
+    then reported by the lookup of that model (or by ``models.values()``, which builds
+    every model), as :class:`~registry.errors.MetadataError`.
     """
 
     models: Mapping[str, ModelInfo] = field(repr=False, hash=False)

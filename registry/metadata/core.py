@@ -6,9 +6,10 @@ Resolving a model reads eight values of its ``GET /api/v1/models`` entry:
 ``pricing.prompt`` and ``pricing.completion``. Validating only those (a
 :class:`MetadataCore` per model) is several times cheaper than validating each whole
 :class:`~registry.metadata.shapes.ModelInfo`, so a catalog validates the core fields when it
-loads and the full models only when something asks for them (:class:`LazyModels`,
+loads and each full model only when something asks for that model (:class:`LazyModels`,
 made by :func:`lazy_models`): ``capc compile`` and a sweep over every model never
-build them, ``capc models`` and the audit's price tiers do.
+build one, the audit's price tiers build those of the models they price, ``capc
+models`` builds every one.
 
 The core follows the rules of :mod:`registry.metadata.shapes` exactly (a negative price means
 unknown and is ``None``; prices are exact :class:`~decimal.Decimal` values in USD per
@@ -18,18 +19,19 @@ token); a test compares both parsers on every shared snapshot.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Annotated, Any, NotRequired
 
-from pydantic import BeforeValidator, TypeAdapter
+from pydantic import BeforeValidator, TypeAdapter, ValidationError
 from pydantic_core import from_json
 from typing_extensions import TypedDict
 
 from registry.errors import MetadataError
-from registry.metadata.parse import parse_models, parse_models_json
+from registry.metadata.parse import format_errors, parse_models, parse_models_json
 from registry.metadata.shapes import ModelInfo, is_unknown_price
+from registry.metadata.spans import ModelSpans, model_spans
 
 __all__ = [
     "CORE_FORMAT",
@@ -198,42 +200,61 @@ def core_of(info: ModelInfo) -> dict[str, Any]:
 
 
 class LazyModels(Mapping[str, ModelInfo]):
-    """Models by id whose full :class:`ModelInfo` objects are built on first use.
+    """Models by id whose full :class:`ModelInfo` objects are built one at a time, on use.
 
-    Holds the core fields of every model from the start. Ids, order,
-    ``len``, ``in`` and :meth:`core` never build anything; the first value lookup
-    parses the whole list once (``load``) and keeps the result. Build one with
-    :func:`lazy_models`.
+    Holds the core fields of every model from the start. Ids, order, ``len``, ``in``
+    and :meth:`core` never build anything; a value lookup builds that one model
+    (``build``) and keeps it, so pricing 14 models of a 50,000-model catalog builds 14
+    objects. Build one with :func:`lazy_models`.
 
     Args:
         cores: core fields by id, in source order (first of duplicate ids kept).
-        load: returns every model in source order.
+        build: returns the full model of one listed id.
+        build_all: returns every model in source order (used by :meth:`values` and
+            :meth:`items`; a malformed model anywhere then raises).
 
     Raises:
-        MetadataError: from a value lookup, when ``load`` finds a field outside the
-            core fields malformed (the message names the source, index, id and field).
+        MetadataError: from a value lookup, when ``build`` finds a field outside the
+            core fields of *that* model malformed (the message names the source, index,
+            id and field). A malformed field of another model is reported only when
+            that model is looked up (iterating over the values, as ``capc models``
+            does, looks every model up).
     """
 
-    def __init__(self, cores: Mapping[str, CoreFields], load: Callable[[], list[ModelInfo]]):
+    def __init__(self, cores: Mapping[str, CoreFields], build: Callable[[str], ModelInfo],
+                 build_all: Callable[[], list[ModelInfo]] | None = None):
         self._cores = cores
-        self._load: Callable[[], list[ModelInfo]] | None = load
-        self._models: dict[str, ModelInfo] | None = None
+        self._build = build
+        self._build_all = build_all
+        self._models: dict[str, ModelInfo] = {}
 
-    def _built(self) -> dict[str, ModelInfo]:
-        models = self._models
-        if models is None:
-            load = self._load
-            assert load is not None
-            models = {}
-            for model in load():
-                models.setdefault(model.id, model)
-            self._models = models
-        return models
+    def _all(self) -> None:
+        """Build every model not built yet in one pass (``build_all``), for
+        :meth:`values` and :meth:`items`: a whole list validates faster at once."""
+        if self._build_all is None or len(self._models) == len(self._cores):
+            return
+        for model in self._build_all():
+            if model.id in self._cores:
+                self._models.setdefault(model.id, model)
+
+    def values(self) -> ValuesView[ModelInfo]:
+        """Every model, building those not built yet in one pass."""
+        self._all()
+        return super().values()
+
+    def items(self) -> ItemsView[str, ModelInfo]:
+        """Every ``(id, model)``, building the models not built yet in one pass."""
+        self._all()
+        return super().items()
 
     def __getitem__(self, model_id: str) -> ModelInfo:
+        found = self._models.get(model_id)
+        if found is not None:
+            return found
         if model_id not in self._cores:
             raise KeyError(model_id)
-        return self._built()[model_id]
+        model = self._models[model_id] = self._build(model_id)
+        return model
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._cores)
@@ -245,8 +266,7 @@ class LazyModels(Mapping[str, ModelInfo]):
         return model_id in self._cores
 
     def __repr__(self) -> str:
-        state = "built" if self._models is not None else "not built"
-        return f"<LazyModels: {len(self._cores)} models, {state}>"
+        return f"<LazyModels: {len(self._cores)} models, {len(self._models)} built>"
 
     def core(self, model_id: str) -> CoreFields | None:
         """Return the core fields of ``model_id`` (read-only), or ``None`` when it is not
@@ -260,9 +280,65 @@ class LazyModels(Mapping[str, ModelInfo]):
         return self._cores.get(model_id)
 
     @property
-    def built(self) -> bool:
-        """Whether the full models have been built."""
-        return self._models is not None
+    def built(self) -> int:
+        """How many full models have been built so far (0: none)."""
+        return len(self._models)
+
+
+class _Body:
+    """A models body whose elements are decoded one at a time, on demand
+    (:mod:`registry.metadata.spans`), each validated as one :class:`ModelInfo`."""
+
+    def __init__(self, raw: bytes, source: str, hint: str, positions: dict[str, int]):
+        self._raw: bytes | None = raw
+        self._source = source
+        self._hint = hint
+        self._positions = positions
+        self._spans: ModelSpans | None = None
+        self._items: list[Any] | None = None
+
+    def _element(self, position: int) -> object:
+        raw = self._raw
+        if raw is not None:  # first use: locate the elements (or decode them all)
+            self._spans = model_spans(raw)
+            if self._spans is None:
+                payload = from_json(raw)
+                items = payload.get("data") if isinstance(payload, dict) else None
+                self._items = items if isinstance(items, list) else []
+            else:
+                self._raw = None  # the spans hold the body
+        if self._spans is not None:
+            return self._spans.element(position) if position < len(self._spans.spans) else None
+        assert self._items is not None
+        return self._items[position] if position < len(self._items) else None
+
+    def build_all(self) -> list[ModelInfo]:
+        body = self._raw if self._spans is None else self._spans.body
+        assert body is not None
+        models = parse_models_json(body)
+        if models is not None:
+            return models
+        try:
+            return parse_models(from_json(body), source=self._source)
+        except MetadataError as exc:
+            if not self._hint:
+                raise
+            raise MetadataError(f"{exc} ({self._hint})", source=self._source) from exc
+
+    def build(self, model_id: str) -> ModelInfo:
+        position = self._positions[model_id]
+        item = self._element(position)
+        if not isinstance(item, dict) or item.get("id") != model_id:  # cannot happen
+            raise MetadataError(f"{self._source}: model #{position} is not {model_id!r} in "
+                                "the models list", source=self._source)
+        try:
+            return ModelInfo.model_validate(item)
+        except ValidationError as exc:
+            text = (f"{self._source}: model #{position} ({model_id!r}): "
+                    f"{format_errors(exc.errors(include_url=False))}")
+            if self._hint:
+                text += f" ({self._hint})"
+            raise MetadataError(text, source=self._source) from exc
 
 
 def index_models(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
@@ -279,8 +355,8 @@ def lazy_models(
     """Validate the core fields of a response body now and the rest on first use.
 
     Args:
-        raw: a ``{"data": [...]}`` body as UTF-8 JSON (kept until the full models are
-            built).
+        raw: a ``{"data": [...]}`` body as UTF-8 JSON (kept until a first full model is
+            asked for; then each model is decoded and validated when first asked for).
         source: names the body in error messages.
         hint: appended to the message of a later error (e.g. how to refetch).
         core: the output of :func:`core_json` for ``raw``, when kept beside it: the
@@ -298,22 +374,14 @@ def lazy_models(
     if not cores:
         return None
     by_id: dict[str, CoreFields] = {}
-    for fields in cores:
+    positions: dict[str, int] = {}
+    for position, fields in enumerate(cores):
         model_id = fields["id"]
         if not model_id:
             return None
         if model_id not in by_id:
             by_id[model_id] = fields
+            positions[model_id] = position
 
-    def load() -> list[ModelInfo]:
-        models = parse_models_json(raw)
-        if models is not None:
-            return models
-        try:
-            return parse_models(from_json(raw), source=source)
-        except MetadataError as exc:
-            if not hint:
-                raise
-            raise MetadataError(f"{exc} ({hint})", source=source) from exc
-
-    return LazyModels(MappingProxyType(by_id), load)
+    body = _Body(raw, source, hint, positions)
+    return LazyModels(MappingProxyType(by_id), body.build, body.build_all)

@@ -23,6 +23,7 @@ from registry.metadata.shapes import EndpointList, ModelInfo
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "format_errors",
     "parse_endpoints",
     "parse_endpoints_bundle",
     "parse_models",
@@ -158,7 +159,7 @@ def _shape_problem(payload: object, expected: str) -> str:
     return f"expected {expected}, got {_kind(payload)}"
 
 
-def _format_errors(errors: Sequence[ErrorDetails], *, skip: int = 0, limit: int = 3) -> str:
+def format_errors(errors: Sequence[ErrorDetails], *, skip: int = 0, limit: int = 3) -> str:
     """Render pydantic errors as ``field.path: message (got ...)``, dropping ``skip`` loc items."""
     parts: list[str] = []
     for err in errors[:limit]:
@@ -233,19 +234,19 @@ def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
         errors = exc.errors(include_url=False)
         loc = errors[0]["loc"]
         if not loc or not isinstance(loc[0], int):  # pragma: no cover - list pre-checked
-            raise MetadataError(f"{source}: {_format_errors(errors)}", source=source) from exc
+            raise MetadataError(f"{source}: {format_errors(errors)}", source=source) from exc
         index = loc[0]
         bad = items[index]
         bad_id = bad.get("id") if isinstance(bad, dict) else None
         mine = [e for e in errors if e["loc"][:1] == (index,)]
         others = {e["loc"][0] for e in errors} - {index}
-        text = f"{source}: model #{index} ({bad_id!r}): {_format_errors(mine, skip=1)}"
+        text = f"{source}: model #{index} ({bad_id!r}): {format_errors(mine, skip=1)}"
         if others:
             text += f" (and errors in {len(others)} other model(s))"
         raise MetadataError(text, source=source) from exc
 
 
-def parse_models_json(raw: bytes) -> list[ModelInfo] | None:
+def parse_models_json(raw: bytes | str) -> list[ModelInfo] | None:
     """Parse a well-formed ``GET /api/v1/models`` response body in one pass.
 
     The JSON text is validated directly (keys this library does not read, such as the
@@ -316,7 +317,7 @@ def parse_endpoints(payload: object, *, source: str) -> EndpointList:
     except ValidationError as exc:
         model_id = body.get("id")
         raise MetadataError(
-            f"{source}: endpoints of {model_id!r}: {_format_errors(exc.errors(include_url=False))}",
+            f"{source}: endpoints of {model_id!r}: {format_errors(exc.errors(include_url=False))}",
             source=source,
         ) from exc
 
