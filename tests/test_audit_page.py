@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -19,9 +20,15 @@ from compiler.artifacts.audit import AuditRow, audit
 from compiler.artifacts.audit_detail import SEVERITIES, reasoning_change, severity_of
 from compiler.artifacts.diff import diff_locks
 from compiler.artifacts.lock import build_lock
-from compiler.artifacts.page import audit_page, diff_page, input_file, registry_inputs
-from compiler.artifacts.page_rows import rows_from_lock
 from compiler.cli.main import main
+from compiler.page.page import (
+    audit_page,
+    diff_page,
+    input_file,
+    registry_inputs,
+    write_page,
+)
+from compiler.page.page_rows import rows_from_lock
 from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
@@ -211,3 +218,37 @@ def test_an_input_that_is_not_a_local_file_has_no_hash(tmp_path: Path) -> None:
     path = tmp_path / "models.json"
     path.write_bytes(b"{}")
     assert input_file("metadata", path.as_uri())["sha256"] == hashlib.sha256(b"{}").hexdigest()
+
+
+def test_an_object_shaped_like_a_pool_reference_shows_as_itself() -> None:
+    """A lock edited to hold ``{"$pool": 0}`` (the shape of the page's own references)
+    shows that object, not the pool's first item."""
+    old = build_lock(registry_at())
+    new = json.loads(json.dumps(old))
+    stage, models = next(iter(new["stages"].items()))
+    model, entry = next((m, e) for m, e in models.items() if e["status"] == "ok")
+    entry["request"]["metadata"] = {"$pool": 0}
+    changes = diff_locks(old, new)
+    sides = [{"label": "old", "text": "old", "inputs": []},
+             {"label": "new", "text": "new", "inputs": []}]
+    data = page_data(diff_page(changes, rows_from_lock(old), rows_from_lock(new),
+                               sides=sides, pairs=14))
+    [cell] = data["cells"]
+    assert (cell["stage"], cell["model"]) == (stage, model)
+    assert cell["new"]["attempts"][0]["request"]["metadata"] == {"$pool": 0}
+    assert [c["path"] for c in cell["changes"]] == ["metadata.$pool"]
+    # the other references of that cell still resolve
+    assert cell["new"]["attempts"][0]["request"] == {
+        k: v for k, v in entry["request"].items() if k != "messages"}
+
+
+def test_an_unchanged_page_is_left_as_it_is(tmp_path: Path) -> None:
+    target = tmp_path / "audit.html"
+    write_page("<p>one</p>\n", target)
+    os.utime(target, ns=(1_000_000_000, 1_000_000_000))
+    write_page("<p>one</p>\n", target)
+    assert target.stat().st_mtime_ns == 1_000_000_000
+    write_page("<p>two</p>\n", target)
+    assert target.read_text(encoding="utf-8") == "<p>two</p>\n"
+    assert target.stat().st_mtime_ns != 1_000_000_000
+    assert [p.name for p in tmp_path.iterdir()] == ["audit.html"]  # no temporary left

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from compiler.artifacts.lock_compact import expand_reports
 from compiler.cli.main import main
 from tests.conftest import OPENROUTER, ROOT
 
@@ -190,3 +191,142 @@ def test_the_diff_page_shows_only_the_changed_pairs(
     page.screenshot(path=str(ARTIFACTS / "diff-report.png"))
     page.keyboard.press("Escape")
     view.close("diff-page.png")
+
+
+EVIL_IDS = ['evil/</script><script>document.title="pwned"</script>',
+            "x/<img/src=x/onerror=document.title='pwned'>",
+            "huge/" + "a" * 3000, 'q/"quoted\'`tick`${x}\\u003c<!--']
+EVIL_REASON = '<script>document.title="pwned"</script><img src=x onerror=alert(1)>'
+
+
+def _evil_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    """A models list with hostile ids (copies of openai/gpt-4o-mini) and a stages.yaml
+    that lists them for classify_ticket."""
+    import yaml
+
+    document = json.loads((OPENROUTER / "models-2026-08-19.json").read_text(encoding="utf-8"))
+    base = next(m for m in document["data"] if m["id"] == "openai/gpt-4o-mini")
+    for model_id in EVIL_IDS:
+        document["data"].append({**base, "id": model_id, "canonical_slug": model_id,
+                                 "name": f"<b>{model_id}</b>"})
+    metadata = tmp_path / "evil-models.json"
+    metadata.write_text(json.dumps(document), encoding="utf-8")
+    stages = yaml.safe_load((ROOT / "stages.yaml").read_text(encoding="utf-8"))
+    stage = stages["stages"]["classify_ticket"]
+    stages["stages"] = {"classify_ticket": stage}
+    stage["models"] = ["openai/gpt-4o-mini", *EVIL_IDS]
+    path, _, name = stage["contract"].partition(":")
+    stage["contract"] = f"{ROOT / path}:{name}"
+    stages_file = tmp_path / "stages.yaml"
+    stages_file.write_text(yaml.safe_dump(stages), encoding="utf-8")
+    return metadata, stages_file
+
+
+def _assert_inert(view: Page) -> None:
+    page = view.page
+    assert "pwned" not in page.title()
+    assert page.locator("img").count() == 0 and page.locator("b").count() == 0
+    assert page.locator("script").count() == 3  # the pool, the data, the page's own
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 1280, "a long id widened the page beyond the window"
+
+
+def test_hostile_ids_and_reasons_are_text_and_long_ids_wrap(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Model ids and reason strings holding markup show as text; a 3,000-character id
+    wraps; a cell opens with Enter and Escape closes it, giving the focus back."""
+    metadata, stages = _evil_inputs(tmp_path)
+    common = ["--metadata", str(metadata), "--models", str(ROOT / "models.yaml"),
+              "--stages", str(stages)]
+    _write(["audit", *common, "--html", str(tmp_path / "evil.html")], capsys)
+    view = Page(browser, tmp_path / "evil.html")
+    page = view.page
+    _assert_inert(view)
+    assert sorted(m for _, m in view.visible_cells()) == sorted(
+        ["openai/gpt-4o-mini", *EVIL_IDS])
+    page.fill("#f-search", "<img")
+    assert view.visible_cells() == [("classify_ticket", EVIL_IDS[1])]
+    page.fill("#f-search", "")
+    page.focus("#f-search")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.dataset.model")
+    assert focused in EVIL_IDS or focused == "openai/gpt-4o-mini"
+    page.keyboard.press("Enter")
+    dialog = page.locator("dialog#report")
+    assert dialog.is_visible() and focused in dialog.text_content()
+    page.keyboard.press("Escape")
+    assert not dialog.is_visible()
+    assert page.evaluate("document.activeElement.dataset.model") == focused
+    for model_id in EVIL_IDS:
+        page.click(f"button.cell[data-model={json.dumps(model_id)}]")
+        assert model_id in dialog.text_content()
+        assert page.evaluate("document.getElementById('report').scrollWidth") <= 1280
+        page.keyboard.press("Escape")
+    _assert_inert(view)
+    view.close("audit-hostile-ids.png")
+
+    # A lock whose reasons and evidence were edited to hold markup, diffed against its
+    # original (a length limit changed too, so every pair is on the page).
+    old_lock, new_lock = tmp_path / "old.lock.json", tmp_path / "new.lock.json"
+    main(["lock", *common, "--output", str(old_lock)])
+    lock = json.loads(old_lock.read_text(encoding="utf-8"))
+
+    def taint(value: Any) -> None:  # every reason, wherever the lock keeps it
+        if isinstance(value, dict):
+            if isinstance(value.get("reason"), str):
+                value["reason"] = EVIL_REASON + value["reason"]
+            for item in value.values():
+                taint(item)
+        elif isinstance(value, list):
+            for item in value:
+                taint(item)
+
+    taint(lock["stages"])
+    taint(lock.get("schema_adjustments"))
+    for record in (lock.get("evidence") or {}).values():
+        record["text"] = EVIL_REASON
+    for entry in lock["stages"]["classify_ticket"].values():
+        if entry.get("status") == "ok":
+            entry["request"]["max_tokens"] = 12345
+    new_lock.write_text(json.dumps(lock), encoding="utf-8")
+    assert json.dumps(EVIL_REASON)[1:-1] in json.dumps(expand_reports(lock)["stages"])
+    assert main(["diff", str(old_lock), str(new_lock), "--html",
+                 str(tmp_path / "diff.html")]) == 1, capsys.readouterr().err
+    capsys.readouterr()
+    view = Page(browser, tmp_path / "diff.html")
+    page = view.page
+    assert len(view.visible_cells()) == len(EVIL_IDS) + 1
+    page.click('button.cell[data-model="openai/gpt-4o-mini"]')
+    assert EVIL_REASON in page.locator("dialog#report section[aria-label=new]").text_content()
+    page.keyboard.press("Escape")
+    _assert_inert(view)
+    view.close("diff-hostile-reasons.png")
+
+
+def test_a_failed_pair_says_it_has_no_request(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An audit cell whose compile failed (an unknown model) names the error, and says it
+    has no cost and no route table because there was no request, not that a lock has no
+    prices or that endpoint data is missing."""
+    import yaml
+
+    stages = yaml.safe_load((ROOT / "stages.yaml").read_text(encoding="utf-8"))
+    stage = stages["stages"]["classify_ticket"]
+    stages["stages"] = {"classify_ticket": {**stage, "models": ["nope/<i>missing</i>"]}}
+    path, _, name = stage["contract"].partition(":")
+    stages["stages"]["classify_ticket"]["contract"] = f"{ROOT / path}:{name}"
+    stages_file = tmp_path / "stages.yaml"
+    stages_file.write_text(yaml.safe_dump(stages), encoding="utf-8")
+    _write(["audit", "--models", str(ROOT / "models.yaml"), "--stages", str(stages_file),
+            "--html", str(tmp_path / "failed.html")], capsys)
+    view = Page(browser, tmp_path / "failed.html")
+    view.page.click("button.cell")
+    text = view.page.locator("dialog#report").text_content()
+    assert "UnknownModelError: unknown model 'nope/<i>missing</i>'" in text
+    assert "none: no request" in text and "none: no request was compiled" in text
+    assert "a lock has no prices" not in text and "no endpoint data" not in text
+    view.page.keyboard.press("Escape")
+    _assert_inert(view)
+    view.close("audit-failed-pair.png")

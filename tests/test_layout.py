@@ -57,10 +57,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
     ),
+    "compiler.page": frozenset(
+        {"compiler", "compiler.artifacts", "compiler.pricing", "registry", "registry.metadata",
+         "registry.resolve"}
+    ),
     "compiler.cli": frozenset(
         {"compiler", "compiler.schema", "compiler.reply", "compiler.passes", "compiler.routes",
          "compiler.tools", "compiler.pricing",
-         "compiler.artifacts",
+         "compiler.artifacts", "compiler.page",
          "registry", "registry.metadata", "registry.sources", "registry.declarations",
          "registry.resolve"}
     ),

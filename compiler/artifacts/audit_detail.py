@@ -1,6 +1,6 @@
 """What one audit cell says beyond the table: its severity, the reasoning change, the plan.
 
-The audit page (:mod:`compiler.artifacts.page`) colours each stage x model cell by the
+The audit page (:mod:`compiler.page.page`) colours each stage x model cell by the
 most serious adjustment of the pair (:data:`SEVERITIES`, most serious first), says
 whether reasoning was kept, lowered, raised or dropped (:func:`reasoning_change`), and
 opens a report with every adjustment, each route-plan attempt's body and the route

@@ -211,18 +211,26 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from compiler.artifacts.audit import audit, audit_to_json, render_audit
 
     registry = load_registry(args)
-    rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
-    if args.html:
-        from compiler.artifacts.page import audit_page, registry_inputs
+    if not args.html:
+        rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
 
-        inputs = registry_inputs(registry, getattr(args, "endpoints", None))
+        from compiler.page.page import audit_page, registry_inputs
+
+        # Hashing the input files (a megabyte of metadata) releases the GIL: it runs
+        # beside the audit instead of after it.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            hashing = pool.submit(registry_inputs, registry, getattr(args, "endpoints", None))
+            rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
+            inputs = hashing.result()
         _write_page(args.html, audit_page(rows, registry, inputs=inputs))
     print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
     return EXIT_OK
 
 
 def _write_page(path: str, text: str) -> None:
-    from compiler.artifacts.page import write_page
+    from compiler.page.page import write_page
 
     try:
         write_page(text, path)
@@ -246,8 +254,8 @@ def _diff_page(
     """Write ``capc diff --html``: each side's rows come from its audit (a models list,
     with costs) or from its lock (no prices)."""
     from compiler.artifacts.audit import audit
-    from compiler.artifacts.page import diff_page, input_file, registry_inputs
-    from compiler.artifacts.page_rows import rows_from_lock
+    from compiler.page.page import diff_page, input_file, registry_inputs
+    from compiler.page.page_rows import rows_from_lock
 
     sides, rows = [], []
     for name, location, document, label in zip(

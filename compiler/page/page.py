@@ -19,7 +19,6 @@ import hashlib
 import html
 import importlib.metadata
 import importlib.resources
-import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +28,7 @@ from typing import Any
 from compiler.artifacts.audit import AuditRow
 from compiler.artifacts.audit_detail import SEVERITIES
 from compiler.artifacts.diff import Change
+from compiler.page.page_data import Pool, cell, data_json, script_json, vendor
 from registry.resolve.resolver import Registry
 
 __all__ = [
@@ -41,9 +41,10 @@ PAGE_FORMAT = 1
 
 @functools.cache
 def _asset(name: str) -> str:
-    return (importlib.resources.files("compiler.artifacts") / name).read_text(encoding="utf-8")
+    return (importlib.resources.files("compiler.page") / name).read_text(encoding="utf-8")
 
 
+@functools.cache
 def _version() -> str:
     try:
         return importlib.metadata.version("capability-compiler")
@@ -104,104 +105,23 @@ def registry_inputs(
     return out
 
 
-def _vendor(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else "(no vendor)"
-
-
-class _Pool:
-    """Values said once: the page's data names them by index (``{"$pool": i}``).
-
-    Reasons, evidence and instruction messages repeat across pairs (a 1,656-pair
-    audit holds 4 MB of strings of which 0.1 MB are distinct), and so do the schemas
-    in the bodies (1,125 of them, 9 distinct); the script puts them back as it parses
-    the data. Nothing here mutates a row: touched dicts are copies.
-    """
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-        self._index: dict[str, int] = {}
-        self._objects: dict[int, int] = {}
-
-    def ref(self, text: Any) -> Any:
-        if not isinstance(text, str) or len(text) < _POOLED:
-            return text
-        index = self._index.get(text)
-        if index is None:
-            index = self._index[text] = len(self.items)
-            self.items.append(text)
-        return {"$pool": index}
-
-    def same(self, value: Any) -> Any:
-        """Pool an object by identity (the compiler shares one schema among many bodies)."""
-        index = self._objects.get(id(value))
-        if index is None:
-            index = self._objects[id(value)] = len(self.items)
-            self.items.append(value)  # kept alive, so its id is not reused
-        return {"$pool": index}
-
-    def request(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The body with its schema (``response_format`` or the forced tool's) pooled."""
-        fmt = body.get("response_format")
-        if isinstance(fmt, dict) and isinstance(fmt.get("json_schema"), dict) \
-                and "schema" in fmt["json_schema"]:
-            inner = fmt["json_schema"]
-            body = {**body, "response_format": {
-                **fmt, "json_schema": {**inner, "schema": self.same(inner["schema"])}}}
-        tools = body.get("tools")
-        if isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict) \
-                and "parameters" in (tools[0].get("function") or {}):
-            function = tools[0]["function"]
-            body = {**body, "tools": [{**tools[0], "function": {
-                **function, "parameters": self.same(function["parameters"])}}]}
-        return body
-
-    def adjustments(self, items: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        if items is None:
-            return None
-        out = []
-        for item in items:
-            evidence = item.get("evidence")
-            if evidence is not None:
-                evidence = {**evidence, "text": self.ref(evidence.get("text"))}
-            out.append({**item, "reason": self.ref(item.get("reason")), "evidence": evidence})
-        return out
-
-
-#: Strings at least this long go in the pool.
-_POOLED = 40
-
-
-def _cell(row: AuditRow, pool: _Pool) -> dict[str, Any]:
-    data = row.to_dict()
-    data["vendor"] = _vendor(row.model)
-    data["details"] = pool.adjustments(data["details"])
-    data["report_notes"] = [pool.ref(n) for n in data["report_notes"]]
-    for attempt in data["attempts"]:
-        attempt["adjustments"] = pool.adjustments(attempt["adjustments"])
-        attempt["request"] = pool.request(attempt["request"])
-        message = attempt["instructions"]
-        if message is not None:
-            attempt["instructions"] = {**message, "content": pool.ref(message.get("content"))}
-    return data
-
-
-def _script_json(data: Any) -> str:
-    """JSON that cannot end its ``<script>`` element early, whatever the strings hold:
-    every ``<`` is written ``\\u003c``, so neither ``</script`` nor ``<!--`` can occur."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c")
-
-
 def _csp_hash(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
-def _document(title: str, data: Mapping[str, Any], pool: _Pool) -> str:
+@functools.cache
+def _policy() -> str:
+    """The Content-Security-Policy: only the page's own script and styles may run."""
     style, script = _asset("page.css"), _asset("page.js")
-    pool_items = pool.items
-    policy = (f"default-src 'none'; script-src {_csp_hash(script)}; "
-              f"style-src {_csp_hash(style)}; img-src data:; base-uri 'none'; form-action 'none'")
+    return (f"default-src 'none'; script-src {_csp_hash(script)}; "
+            f"style-src {_csp_hash(style)}; img-src data:; base-uri 'none'; form-action 'none'")
+
+
+def _document(title: str, data: Mapping[str, Any], cells: Iterable[dict[str, Any]],
+              pool: Pool) -> str:
+    style, script, policy = _asset("page.css"), _asset("page.js"), _policy()
+    data_text = data_json(data, cells, pool)  # first: building the cells fills the pool
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -217,8 +137,8 @@ def _document(title: str, data: Mapping[str, Any], pool: _Pool) -> str:
         "<body>",
         "<noscript><p>This page draws its matrix with JavaScript; the data is in the "
         "element <code>capc-data</code> of its source.</p></noscript>",
-        f'<script type="application/json" id="capc-pool">{_script_json(pool_items)}</script>',
-        f'<script type="application/json" id="capc-data">{_script_json(data)}</script>',
+        f'<script type="application/json" id="capc-pool">{script_json(pool.items)}</script>',
+        f'<script type="application/json" id="capc-data">{data_text}</script>',
         f"<script>{script}</script>",
         "</body>",
         "</html>",
@@ -265,15 +185,15 @@ def audit_page(
         each long string (reasons, evidence, instruction messages, notes) and each
         schema in a body is ``{"$pool": i}``, item ``i`` of the list in ``#capc-pool``.
     """
-    pool = _Pool()
+    pool = Pool()
     data = _base("audit", "capc audit")
     data.update(
         sides=[{"label": "audited", "text": registry.catalog.describe(),
                 "inputs": [dict(i) for i in inputs]}],
         stages=_stage_order(rows),
-        cells=[_cell(row, pool) for row in rows],
     )
-    return _document(f"capc audit: {registry.catalog.describe()}", data, pool)
+    return _document(f"capc audit: {registry.catalog.describe()}", data,
+                     (cell(row, pool) for row in rows), pool)
 
 
 def diff_page(
@@ -289,7 +209,7 @@ def diff_page(
     Args:
         changes: from :func:`compiler.artifacts.diff.diff_locks`.
         old_rows: the old side's rows (from the audit of a models list, or
-            :func:`compiler.artifacts.page_rows.rows_from_lock`).
+            :func:`compiler.page.page_rows.rows_from_lock`).
         new_rows: the new side's rows.
         sides: ``[{"label": "old", "text", "inputs"}, {"label": "new", ...}]``.
         pairs: how many stage/model pairs were compared.
@@ -305,44 +225,54 @@ def diff_page(
     for change in changes:
         by_pair.setdefault((change.stage, change.model), []).append(change)
     stage_rank = {s: i for i, s in enumerate(_stage_order(new_rows, old_rows))}
-    pool = _Pool()
-    cells: list[dict[str, Any]] = []
-    for (stage, model), found in sorted(
-            by_pair.items(), key=lambda kv: (stage_rank.get(kv[0][0], len(stage_rank)), kv[0])):
-        before, after = old.get((stage, model)), new.get((stage, model))
-        cells.append({
-            "stage": stage,
-            "model": model,
-            "vendor": _vendor(model),
-            "changes": [c.to_dict() for c in found],
-            "old": None if before is None else _cell(before, pool),
-            "new": None if after is None else _cell(after, pool),
-        })
+    pool = Pool()
+    pairs_changed = sorted(
+        by_pair.items(), key=lambda kv: (stage_rank.get(kv[0][0], len(stage_rank)), kv[0]))
+
+    def cells() -> Iterable[dict[str, Any]]:
+        for (stage, model), found in pairs_changed:
+            before, after = old.get((stage, model)), new.get((stage, model))
+            yield {
+                "stage": stage,
+                "model": model,
+                "vendor": vendor(model),
+                "changes": [c.to_dict() for c in found],
+                "old": None if before is None else cell(before, pool),
+                "new": None if after is None else cell(after, pool),
+            }
+
     data = _base("diff", "capc diff")
     data.update(
         sides=[dict(s) for s in sides],
-        stages=sorted({str(c["stage"]) for c in cells}, key=lambda s: stage_rank.get(s, 0)),
-        cells=cells,
+        stages=sorted({stage for (stage, _), _ in pairs_changed},
+                      key=lambda s: stage_rank.get(s, 0)),
         pairs=pairs,
         changes=len(changes),
     )
     title = " -> ".join(str(s.get("text")) for s in sides)
-    return _document(f"capc diff: {title}", data, pool)
+    return _document(f"capc diff: {title}", data, cells(), pool)
 
 
 def write_page(text: str, path: str | Path) -> None:
     """Write a page atomically (a temporary file in the same folder, then a rename).
 
     Unlike a lock it is not synced to disk first: a page is a view, made again at will.
+    A file that already holds exactly these bytes is left as it is (its time stamp
+    too): replacing a file costs the file system a flush of the new one.
 
     Raises:
         OSError: the folder is not writable, or the disk is full.
     """
     target = Path(path)
+    data = text.encode("utf-8")
+    with contextlib.suppress(OSError):
+        if target.is_file() and target.stat().st_size == len(data) \
+                and target.read_bytes() == data:
+            return
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(temp, 0o644)
         os.replace(temp, target)
     except BaseException:

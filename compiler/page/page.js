@@ -241,7 +241,8 @@
       ["worst-case cost", cost ? (cost.usd === null ? "unknown" : cost.usd + " USD") + " = "
         + cost.prompt_tokens + " prompt tokens x " + cost.prompt_price + " + "
         + cost.completion_tokens + " completion tokens x " + cost.completion_price + " USD/token"
-        + (cost.notes.length ? " (" + cost.notes.join("; ") + ")" : "") : "not recorded (a lock has no prices)"],
+        + (cost.notes.length ? " (" + cost.notes.join("; ") + ")" : "")
+        : side.status !== "ok" ? "none: no request" : "not recorded (a lock has no prices)"],
       ["notes", side.report_notes.length ? side.report_notes.join("; ") : null]]));
     into.append(el("h3", { text: "Adjustments (" + side.details.length + ")" }),
       adjustmentsTable(side.details, "adjustments of attempt 1"));
@@ -262,7 +263,8 @@
       side.routes.map(function (r) {
         return [r.endpoint, r.provider_name || "", r.attempt === null ? "excluded: " + r.excluded_by : "attempt " + (r.attempt + 1),
           r.detail, r.rung || "", r.max_tokens === null ? "" : String(r.max_tokens), r.status === null ? "" : String(r.status)];
-      })) : el("p", { class: "note", text: "no endpoint data: the model-level figures were used, no endpoint was excluded" }));
+      })) : el("p", { class: "note", text: side.status !== "ok" ? "none: no request was compiled"
+        : "no endpoint data: the model-level figures were used, no endpoint was excluded" }));
   }
   function open(index) {
     const cell = all[index];
