@@ -211,3 +211,12 @@ def test_with_no_cached_copy_a_short_list_is_compared_with_the_seed(
     assert cached_payload(settings) is None
     allowed = load_metadata(settings=settings.model_copy(update={"min_models": 1}))
     assert (allowed.origin, len(allowed)) == ("fetch", 41)
+
+
+def test_the_nesting_check_reads_a_body_of_escaped_quotes_in_one_pass() -> None:
+    """200 KB of ``\\"`` (an unterminated string) is scanned once: before, each quote
+    restarted the string pattern (76 s for 160 KB); a regression hangs this test."""
+    from registry.sources.bounds import json_depth_over
+
+    assert json_depth_over(b'\\"' * 100_000, 64) is False
+    assert json_depth_over(b'{"s": "\\"[[[[\\"", "t": [[]]}', 1) is True

@@ -24,7 +24,9 @@ __all__ = ["DEFAULT_MAX_JSON_DEPTH", "BodyRefused", "check_depth", "json_depth_o
 DEFAULT_MAX_JSON_DEPTH = 64
 """Levels of JSON arrays and objects accepted (OpenRouter's payloads use at most 6)."""
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string
+#: A JSON string; an unterminated one runs to the end of the body, so a body of escaped
+#: quotes is one match, not one retry per quote (that retry was quadratic).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 
