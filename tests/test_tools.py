@@ -301,3 +301,14 @@ def test_image_to_a_text_only_model_is_dropped_or_refused() -> None:
     with pytest.raises(AdjustmentRefused):
         compile_request(Intent(stage="s", policy={"messages.part_dropped": "refuse"}),
                         text_only.id, messages, registry=registry, coverage="first")
+
+
+def test_the_media_token_rule_is_declared_not_derived_from_the_id() -> None:
+    """models.yaml's media.token_rule picks the rule; an undeclared model uses openai's."""
+    from compiler.tools.media import vendor_rule
+
+    root = Path(__file__).resolve().parents[1]
+    declared = Registry.load(models=root / "models.yaml")
+    assert vendor_rule(declared.resolve("anthropic/claude-sonnet-4.5").tree) == "anthropic"
+    assert vendor_rule(declared.resolve("google/gemini-2.5-pro").tree) == "gemini"
+    assert vendor_rule(Registry.load().resolve("anthropic/claude-sonnet-4.5").tree) == "openai"

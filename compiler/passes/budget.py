@@ -92,7 +92,7 @@ def prompt_tokens(
 
 def _prompt_tokens(draft: Draft) -> int:
     return prompt_tokens(draft.instructions, draft.messages, draft.intent.estimated_prompt_tokens,
-                         vendor_rule(draft.model.id))
+                         vendor_rule(draft.model.tree))
 
 
 def apply_budget(draft: Draft) -> None:

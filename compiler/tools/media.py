@@ -43,10 +43,12 @@ _DATA_URL = re.compile(r"data:[^;,]*(;[^,]*)?,", re.ASCII)
 _HEAD_BYTES = 65_536  # enough of an image to find its size (JPEG SOF is near the start)
 
 
-def vendor_rule(model_id: str) -> str:
-    """``anthropic``, ``gemini`` or ``openai``: whose token rules apply to ``model_id``."""
-    vendor = model_id.split("/", 1)[0].lower()
-    return {"anthropic": "anthropic", "google": "gemini"}.get(vendor, "openai")
+def vendor_rule(tree: Mapping[str, Any]) -> str:
+    """``anthropic``, ``gemini`` or ``openai``: whose token rules apply, as a model's
+    resolved capabilities declare it (``media.token_rule`` in models.yaml; default
+    ``openai``)."""
+    rule = (tree.get("media") or {}).get("token_rule")
+    return str(rule) if rule else "openai"
 
 
 def _decoded(data: str, limit: int | None = None) -> bytes | None:

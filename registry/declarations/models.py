@@ -196,6 +196,13 @@ class PromptCacheDecl(Decl):
     """Most ``cache_control`` markers one request may carry (Anthropic: 4); the earliest are kept. ``0``: the model ignores cache hints, so none is sent."""  # noqa: E501
 
 
+class MediaDecl(Decl):
+    """How media parts (images, files, audio) in the messages are counted."""
+
+    token_rule: Literal["openai", "anthropic", "gemini"] | None = None
+    """Whose published token rule estimates an image, PDF page or audio second (default ``openai``); see docs/tools.md."""  # noqa: E501
+
+
 _Rate = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
@@ -298,6 +305,8 @@ class ModelDecl(Decl):
     """OpenRouter provider routing."""
     prompt_cache: PromptCacheDecl | None = None
     """Prompt caching hints: how many ``cache_control`` breakpoints the model takes."""
+    media: MediaDecl | None = None
+    """How media parts in the messages are counted toward the prompt estimate."""
     supported_parameters: list[ParameterName] | None = None
     """Replaces the published list of supported request parameters."""
     pricing: PricingDecl | None = None
