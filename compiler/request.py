@@ -25,6 +25,7 @@ from compiler.report import Adjustment
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
 from compiler.routes.single import Single, compile_single
+from compiler.routes.table import table_text
 from compiler.timeouts import request_timeouts
 from compiler.tools.conversation import check_conversation
 from compiler.tools.media import PART_MODALITY
@@ -170,7 +171,7 @@ def _compile(
         if base.routing_restricted and not base.endpoints:
             rows = single_routes(model, registry.endpoint_caps(model), single.compiled,
                                  base.provider)
-            table = "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
+            table = table_text(rows)
             raise NoEndpointError(f"the provider routing leaves no endpoint of {model}: "
                                   f"{table}", model=model, routes=rows)
         if base.endpoints:
@@ -254,7 +255,7 @@ def _with_routes(
     compiled = single.compiled
     rows = single_routes(compiled.report.model, caps, compiled, stage_provider)
     if not any(r.attempt == 0 for r in rows):
-        table = "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
+        table = table_text(rows)
         raise NoEndpointError(
             f"no endpoint of {compiled.report.model} can take this body: {table}",
             model=compiled.report.model, routes=rows)

@@ -31,7 +31,7 @@ from compiler.artifacts.lock import LockFileError, read_lock
 from compiler.compiled import OPENAI_SDK_PARAMETERS
 from compiler.errors import ReplyValidationError
 from compiler.reply.null_plan import null_plan, undo_nulls
-from compiler.reply.parse import MAX_REPLY_CHARS
+from compiler.reply.parse import MAX_REPLY_CHARS, unfence
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import freeze_json
 from compiler.schema.projected import Projection
@@ -54,18 +54,6 @@ def _path(where: Sequence[int | str]) -> str:
         else:
             out += "['" + step.replace("\\", "\\\\").replace("'", "\\'") + "']"
     return out
-
-
-def _unfence(text: str) -> str:
-    stripped = text.strip()
-    if len(stripped) < 6 or not (stripped.startswith("```") and stripped.endswith("```")):
-        return text
-    inner = stripped[3:-3]
-    first, newline, rest = inner.partition("\n")
-    tag = first.strip()
-    if newline and all(c.isalnum() or c in "_+-" for c in tag):
-        return rest
-    return inner
 
 
 @dataclass(frozen=True)
@@ -238,7 +226,7 @@ class Lock:
             raise ReplyValidationError([("$", f"Reply is longer than {MAX_REPLY_CHARS:,} "
                                               "characters")])
         if recipe["strip_fence"]:
-            text = _unfence(text)
+            text = unfence(text)
         try:
             data = json.loads(text, parse_constant=_no_constant)
         except ValueError as exc:

@@ -26,7 +26,7 @@ from compiler.reply.null_plan import null_plan, undo_nulls
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
 
-__all__ = ["parse_reply"]
+__all__ = ["parse_reply", "unfence"]
 
 MAX_REPLY_CHARS = 4_000_000
 """The longest reply text parsed, in characters; a longer one fails at ``$`` unread."""
@@ -77,7 +77,7 @@ def parse_reply(
             "accepted (compiler.reply.parse.MAX_REPLY_CHARS)",
         )])
     if strip_fence:
-        text = _unfence(text)
+        text = unfence(text)
     plan = null_plan(projection)
     wrapper = projection.wrapped_root
     failure: ValidationError | None = None
@@ -107,7 +107,7 @@ def parse_reply(
     raise ReplyValidationError(_failures(failure, data, where, _field_names(contract)))
 
 
-def _unfence(text: str) -> str:
+def unfence(text: str) -> str:
     """Remove one Markdown code fence around the whole text (with an optional language tag)."""
     stripped = text.strip()
     if len(stripped) < 6 or not (stripped.startswith("```") and stripped.endswith("```")):

@@ -31,7 +31,7 @@ from compiler.intent import RUNGS, Intent
 from compiler.policy import check_refused
 from compiler.report import Adjustment
 from compiler.routes.single import Single, compile_single
-from compiler.routes.table import RouteRow, row_for
+from compiler.routes.table import RouteRow, row_for, table_text
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.resolver import Registry
 from registry.resolve.routing import Exclusion, is_pin, route_filter, unmatched_slugs
@@ -184,7 +184,7 @@ def _refuse(model: str, rows: list[RouteRow], errors: list[Exception]) -> Except
         return prompt[0]
     if errors and len(refused) == len(errors):
         return refused[0]
-    table = "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
+    table = table_text(rows)
     return NoEndpointError(f"no endpoint of {model} can serve this request: {table}",
                            model=model, routes=rows)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from registry.resolve.capabilities import EndpointCaps
 
-__all__ = ["RouteRow", "row_for"]
+__all__ = ["RouteRow", "row_for", "table_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +80,8 @@ def row_for(
         assumed_parameters=endpoint.assumed_parameters,
         merged=endpoint.merged,
     )
+
+
+def table_text(rows: Sequence[RouteRow]) -> str:
+    """One line for messages: ``slug: excluded_by (detail); ...``."""
+    return "; ".join(f"{r.endpoint}: {r.excluded_by} ({r.detail})" for r in rows)
