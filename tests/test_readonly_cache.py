@@ -3,6 +3,8 @@
 The cache is filled by this process, then made read-only (``chmod a-w``), and each command
 runs in a child process that cannot write it: as user ``nobody`` (through ``setpriv``) when
 the tests run as root, since root writes through any mode; else as the test's own user.
+The child imports a copy of the project's packages in a world-readable directory, since the
+clone (an editable install) may sit where ``nobody`` cannot read, such as under ``/root``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+import compiler
+import registry
 from compiler.cli.main import main
 from tests.conftest import FakeOpenRouter, Reply
 from tests.test_sources import FULL, MODELS, SEED
@@ -31,9 +35,32 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(scope="module")
+def readable_code() -> Iterator[str]:
+    """A world-readable copy of ``compiler`` and ``registry`` the child imports (PYTHONPATH)."""
+    root = Path(tempfile.mkdtemp(prefix="capc-ro-code-"))
+    root.chmod(0o755)
+    for package in (compiler, registry):
+        source = Path(package.__file__ or "").parent
+        shutil.copytree(source, root / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in root.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    probe = subprocess.run(
+        [*_AS_NOBODY, sys.executable, "-c", "import compiler.cli.main"], capture_output=True,
+        text=True, env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root)},
+        cwd="/", timeout=120, check=False,
+    )  # fmt: skip
+    try:
+        if probe.returncode != 0:
+            pytest.skip(f"the unprivileged child cannot import the project: {probe.stderr[-300:]}")
+        yield str(root)
+    finally:
+        shutil.rmtree(root)
+
+
 @pytest.fixture
 def read_only(
-    openrouter_server: FakeOpenRouter, monkeypatch: pytest.MonkeyPatch
+    openrouter_server: FakeOpenRouter, monkeypatch: pytest.MonkeyPatch, readable_code: str
 ) -> Iterator[tuple[Path, dict[str, str]]]:
     """A populated cache directory made read-only, and the environment that points at it."""
     root = Path(tempfile.mkdtemp(prefix="capc-ro-"))
@@ -46,6 +73,7 @@ def read_only(
         monkeypatch.setenv(name, value)
     openrouter_server.script(MODELS, Reply(FULL))
     assert main(["refresh"]) == 0
+    env["PYTHONPATH"] = readable_code  # set after the in-process refresh: for the child only
     for path in (cache_dir, *cache_dir.iterdir()):
         path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     try:
@@ -107,7 +135,7 @@ def test_a_read_only_populated_cache_is_still_read(
 
 
 def test_an_empty_read_only_directory_is_a_failed_refresh(
-    openrouter_server: FakeOpenRouter,
+    openrouter_server: FakeOpenRouter, readable_code: str
 ) -> None:
     """The fetch succeeds, nothing can be stored: exit 1 naming the directory, not "fetched"."""
     openrouter_server.script(MODELS, Reply(FULL))
@@ -116,7 +144,7 @@ def test_an_empty_read_only_directory_is_a_failed_refresh(
         root.chmod(0o555)
         env = {"PATH": os.environ.get("PATH", ""), "CAPC_CACHE_DIR": str(root / "c"),
                "CAPC_OFFLINE": "0", "CAPC_BASE_URL": openrouter_server.base_url,
-               "CAPC_MAX_ATTEMPTS": "1"}  # fmt: skip
+               "CAPC_MAX_ATTEMPTS": "1", "PYTHONPATH": readable_code}  # fmt: skip
         proc = _capc(env, "refresh")
         assert proc.returncode == 1 and str(root / "c") in proc.stderr, proc.stderr
         assert "not cached" in proc.stdout and "Traceback" not in proc.stderr
