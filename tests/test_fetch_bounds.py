@@ -147,7 +147,7 @@ def cached(settings: Settings) -> bytes | None:
 def use_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
     for name, value in {
         "CAPC_OFFLINE": "0", "CAPC_BASE_URL": settings.base_url,
-        "CAPC_CACHE_DIR": str(settings.cache_dir), "CAPC_MAX_ATTEMPTS": "2",
+        "CAPC_CACHE_DIR": str(settings.cache_dir), "CAPC_MAX_ATTEMPTS": "1",
         "CAPC_BACKOFF": "0", "CAPC_READ_TIMEOUT": str(settings.read_timeout),
         "CAPC_DEADLINE": str(settings.deadline), "CAPC_MIN_MODELS": "1",
     }.items():  # fmt: skip
@@ -260,7 +260,7 @@ def test_a_redirect_loop_stops_after_five_hops(
     raw_server: Callable[[Handler], RawServer], tmp_path: Path
 ) -> None:
     server = raw_server(lambda c, h, s: c.sendall(answer(302, b"", {"Location": "/api/v1/models"})))
-    settings = settings_at(server.base_url, tmp_path)
+    settings = settings_at(server.base_url, tmp_path, deadline=30)
     with pytest.raises(FetchError, match=r"more than 5 redirects \(not retried\)") as caught:
         fetch_url(models_url(settings), settings=settings)
     assert caught.value.attempts == 1 and len(server.heads) == 6
@@ -281,7 +281,7 @@ def test_same_origin_redirects_keep_the_key_and_other_origins_never_get_credenti
     server = raw_server(handle)
     for extra in ({"api_key": "sk-or-v1-" + "7" * 20}, {}):
         base = server.base_url if extra else server.base_url.replace("//", "//me:pw@")
-        settings = settings_at(base, tmp_path, **extra)
+        settings = settings_at(base, tmp_path, deadline=30, **extra)
         assert fetch_url(models_url(settings), settings=settings).content == FULL
         assert [b"authorization:" in h.lower() for h in server.heads[-2:]] == [True, True]
         assert "Authorization" not in openrouter_server.requests[-1][1]
@@ -292,7 +292,7 @@ def test_a_redirect_to_another_scheme_is_refused_and_redacted(
 ) -> None:
     target = "ftp://mirror.example/models?api_key=sk-or-v1-secret-value"
     server = raw_server(lambda c, h, s: c.sendall(answer(302, b"", {"Location": target})))
-    settings = settings_at(server.base_url, tmp_path)
+    settings = settings_at(server.base_url, tmp_path, deadline=30)
     with pytest.raises(FetchError, match=r"redirected to an unsupported URL") as caught:
         fetch_url(models_url(settings), settings=settings)
     assert "secret-value" not in str(caught.value) and "api_key=***" in str(caught.value)
@@ -348,7 +348,7 @@ def test_a_full_disk_at_open_serves_the_cached_copy_and_refresh_names_it(
     import diskcache
 
     openrouter_server.script(MODELS, Reply(FULL))
-    settings = settings_at(openrouter_server.base_url, tmp_path, ttl=10**9)
+    settings = settings_at(openrouter_server.base_url, tmp_path, ttl=10**9, deadline=30)
     good_copy(settings, days=0)
     opened = diskcache.Cache.__init__
     opens: list[int] = []
@@ -382,7 +382,7 @@ def test_a_gzip_body_of_two_members_is_accepted_whole(
     half = len(FULL) // 2
     body = gzip.compress(FULL[:half]) + gzip.compress(FULL[half:])
     openrouter_server.script(MODELS, Reply(body, headers={"Content-Encoding": "gzip"}))
-    settings = settings_at(openrouter_server.base_url, tmp_path)
+    settings = settings_at(openrouter_server.base_url, tmp_path, deadline=30)
     assert fetch_url(models_url(settings), settings=settings).content == FULL
     small = settings.model_copy(update={"max_response_bytes": len(FULL) - 1})
     with pytest.raises(FetchError, match="byte limit"):  # the members count together
@@ -395,7 +395,7 @@ def test_bytes_after_the_gzip_stream_are_refused_and_the_good_copy_kept(
 ) -> None:
     body = gzip.compress(FULL) + tail
     openrouter_server.script(MODELS, Reply(body, headers={"Content-Encoding": "gzip"}))
-    settings = settings_at(openrouter_server.base_url, tmp_path)
+    settings = settings_at(openrouter_server.base_url, tmp_path, deadline=30)
     good_copy(settings)
     catalog = load_metadata(settings=settings, refresh=True)
     assert catalog.origin == "stale-cache" and catalog.note is not None
