@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, get_args
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
-from pydantic_core.core_schema import ErrorType
 
 from compiler.errors import ReplyValidationError
+from compiler.reply.messages import constraints_of, safe_message
 from compiler.reply.null_plan import null_plan, undo_nulls
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
@@ -34,12 +34,8 @@ MAX_REPLY_CHARS = 4_000_000
 MAX_REPLY_ERRORS = 50
 """Errors listed in a :class:`ReplyValidationError`; a last entry says how many more."""
 
-#: Error types whose message is a validator's own text (which may quote the value).
-_FREE_TEXT = {"value_error": "Value error", "assertion_error": "Assertion failed"}
-
 _LANGUAGE_TAG = re.compile(r"[A-Za-z0-9_+-]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_BUILT_IN = frozenset(get_args(ErrorType))  # pydantic's own types: fixed message templates
 
 
 def parse_reply(
@@ -88,7 +84,7 @@ def parse_reply(
             failure = exc  # raised below, outside this block, so no pydantic error is chained
     data = _loads(text)
     if failure is not None:
-        raise ReplyValidationError(_failures(failure, data, "$", _field_names(contract)))
+        raise ReplyValidationError(_failures(failure, data, "$", contract))
     if plan is not None:
         undo_nulls(data, plan)
     where = "$"
@@ -104,7 +100,7 @@ def parse_reply(
         return contract.adapter.validate_json(to_json(data))
     except ValidationError as exc:
         failure = exc
-    raise ReplyValidationError(_failures(failure, data, where, _field_names(contract)))
+    raise ReplyValidationError(_failures(failure, data, where, contract))
 
 
 def unfence(text: str) -> str:
@@ -132,15 +128,21 @@ def _loads(text: str) -> Any:
 
 
 def _failures(
-    exc: ValidationError, data: Any, where: str, names: frozenset[str]
+    exc: ValidationError, data: Any, where: str, contract: OutputContract
 ) -> list[tuple[str, str]]:
-    """Map pydantic errors to ``(JSON path, message)`` pairs without input values;
-    at most :data:`MAX_REPLY_ERRORS`, then one entry saying how many more."""
+    """Map pydantic errors to ``(JSON path, message)`` pairs without input values
+    (:func:`compiler.reply.messages.safe_message`); at most :data:`MAX_REPLY_ERRORS`,
+    then one entry saying how many more."""
+    names = _field_names(contract)
+    constraints = constraints_of(contract.sha256, contract.schema)
     errors = exc.errors(include_url=False)
-    shown = [
-        (_json_path(err["loc"], data, where, err["type"] == "missing", names), _scrub(err))
-        for err in errors[:MAX_REPLY_ERRORS]
-    ]
+    shown = []
+    for err in errors[:MAX_REPLY_ERRORS]:
+        message = safe_message(err, constraints)
+        if "[key]" in tuple(err["loc"]):
+            message += " (in a key)"
+        shown.append((_json_path(err["loc"], data, where, err["type"] == "missing", names),
+                      message))
     if len(errors) > MAX_REPLY_ERRORS:
         more = len(errors) - MAX_REPLY_ERRORS
         shown.append(("$", f"... and {more:,} more errors (MAX_REPLY_ERRORS)"))
@@ -197,29 +199,3 @@ def _path_step(path: str, key: str) -> str:
     if _IDENTIFIER.match(key):
         return f"{path}.{key}"
     return path + "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
-
-
-def _scrub(err: Mapping[str, Any]) -> str:
-    """Return the error message with the offending value (and a union tag) blanked out."""
-    message = str(err["msg"])
-    if err["type"] == "json_invalid":
-        return message
-    if err["type"] in _FREE_TEXT or err["type"] not in _BUILT_IN:
-        # A validator's own words can quote any part of the value: keep only the type.
-        label = _FREE_TEXT.get(err["type"], f"Failed {err['type']!r}")
-        return f"{label} (a validator of the contract; its message is withheld)"
-    suspects = [err.get("input")]
-    ctx = err.get("ctx")
-    if isinstance(ctx, Mapping) and "tag" in ctx:
-        suspects.append(ctx["tag"])
-    for value in suspects:
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            continue
-        text = str(value)
-        for form in (repr(value), f'"{text}"', f"'{text}'"):
-            message = message.replace(form, "<value>")
-        if isinstance(value, str) and len(text) >= 4:
-            message = message.replace(text, "<value>")
-    if "[key]" in tuple(err["loc"]):
-        message += " (in a key)"
-    return message
