@@ -4,6 +4,7 @@ finding, each asserting that the limit or refusal fired (its message), never a t
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -79,6 +80,19 @@ def test_python_re_contracts_with_them_are_refused(pattern: str) -> None:
         "model_config": ConfigDict(regex_engine="python-re")})
     with pytest.raises(ContractError, match=r"python-re.*/properties/w/pattern: "):
         OutputContract.from_type(slow)
+
+
+def test_a_compiled_pattern_runs_under_python_re_so_it_is_checked_too() -> None:
+    """pydantic runs a compiled ``re.Pattern`` with Python's re whatever the engine."""
+    class Compiled(BaseModel):
+        w: str = Field(pattern=re.compile(r"^(a|a)*$"))
+
+    class Plain(BaseModel):  # the default engine (rust-regex) runs in linear time
+        w: str = Field(pattern=r"^(a|a)*$")
+
+    with pytest.raises(ContractError, match=r"/properties/w/pattern: an alternation"):
+        OutputContract.from_type(Compiled)
+    assert OutputContract.from_type(Plain).name == "Plain"
 
 
 def test_a_linear_pattern_under_python_re_is_a_contract() -> None:

@@ -8,7 +8,10 @@ provider enforced: constraints a dialect could not carry (``pattern``,
 ``maxLength`` ...) are checked here.
 
 Errors carry JSON paths into the reply as written (``$.result.answer`` when the
-root was wrapped) and pydantic's messages with the offending values removed.
+root was wrapped) and messages composed from the error type and the constraints the
+contract's schema holds (:mod:`compiler.reply.messages`), never from the input. Before
+validation the reply is bounded: :data:`MAX_REPLY_CHARS` characters and
+:data:`MAX_REPLY_NODES` JSON values; at most :data:`MAX_REPLY_ERRORS` errors are listed.
 """
 
 from __future__ import annotations
@@ -64,9 +67,10 @@ def parse_reply(
         The validated value (a model instance for a ``BaseModel`` contract).
 
     Raises:
-        ReplyValidationError: the text is not JSON (path ``$`` and the decoder's
-            message), or it violates the contract (JSON paths such as
-            ``$.organizations[0].name``; the offending values are never included).
+        ReplyValidationError: the text is over :data:`MAX_REPLY_CHARS` characters or
+            :data:`MAX_REPLY_NODES` JSON values (path ``$``, not validated), is not JSON
+            (path ``$`` and the decoder's message), or violates the contract (JSON paths
+            such as ``$.organizations[0].name``; the offending values are never included).
 
     >>> from pydantic import BaseModel
     >>> from compiler.schema.dialects import DIALECTS

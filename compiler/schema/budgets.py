@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, get_args
@@ -295,7 +296,10 @@ def backtracking_patterns(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def uses_python_re(tp: Any) -> bool:
-    """Whether ``tp`` or a model it refers to sets ``regex_engine="python-re"``."""
+    """Whether validating ``tp`` runs any ``pattern`` with Python's ``re``: it, or a model
+    or pydantic dataclass it refers to, sets ``regex_engine="python-re"``, or a field's
+    ``pattern`` is a compiled ``re.Pattern`` (pydantic then uses ``re`` whatever the
+    engine)."""
     from pydantic import BaseModel
 
     stack, seen = [tp], set()
@@ -304,9 +308,20 @@ def uses_python_re(tp: Any) -> bool:
         if id(item) in seen:
             continue
         seen.add(id(item))
+        if isinstance(getattr(item, "pattern", None), re.Pattern):
+            return True
+        config = getattr(item, "__pydantic_config__", None)
         if isinstance(item, type) and issubclass(item, BaseModel):
-            if item.model_config.get("regex_engine") == "python-re":
-                return True
-            stack.extend(f.annotation for f in item.model_fields.values())
+            config = item.model_config
+        if isinstance(config, Mapping) and config.get("regex_engine") == "python-re":
+            return True
+        fields = getattr(item, "__pydantic_fields__", None)
+        if isinstance(item, type) and isinstance(fields, Mapping):
+            for info in fields.values():
+                stack.append(info.annotation)
+                stack.extend(info.metadata)
+        metadata = getattr(item, "metadata", None)
+        if isinstance(metadata, list):  # a FieldInfo inside Annotated
+            stack.extend(metadata)
         stack.extend(get_args(item))
     return False
