@@ -37,8 +37,8 @@ MAX_REPLY_CHARS = 4_000_000
 MAX_REPLY_NODES = 100_000
 """The most JSON values (containers, keys and scalars, counted from the text) a reply may
 hold before it is validated: validation, and the errors it builds, cost memory and time
-per value, so a reply of 2,000,000 wrong items (1.9 GB, 16 s to validate) is refused
-unvalidated (about 60 MB and 0.3 s at this bound)."""
+per value, so a reply of 1,900,000 wrong items (1.8 GB and 16 s to validate) is refused
+unvalidated (validating a reply of about this many wrong items takes 0.3 s and 100 MB)."""
 
 MAX_REPLY_ERRORS = 50
 """Errors listed in a :class:`ReplyValidationError`; a last entry says how many more."""
