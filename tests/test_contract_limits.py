@@ -8,7 +8,7 @@ import re
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -264,3 +264,15 @@ def test_check_reports_a_contract_every_compile_refuses(
     assert "stages.yaml:3:" in err and "stages.big.contract" in err
     assert "every compile refused" in err and "/properties/x/enum" in err
     assert "Traceback" not in err
+
+
+class Choice(BaseModel):
+    colour: Literal["red", "green"]
+
+
+def test_allowed_values_are_shown_only_as_the_schema_lists_them() -> None:
+    contract = OutputContract.from_type(Choice)
+    projection = project(contract, DIALECTS["json"])
+    with pytest.raises(ReplyValidationError) as failed:
+        parse_reply('{"colour": "SECRET"}', contract, projection, strip_fence=False)
+    assert list(failed.value.errors) == [("$.colour", "Input should be 'red' or 'green'")]

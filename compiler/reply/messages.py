@@ -7,8 +7,9 @@ text and context. So :func:`safe_message` ignores the message and the input: it
 composes the text from the error type (pydantic's fixed wording for that type) and the
 constraint values in ``ctx`` that the contract's schema itself holds (``min_length`` 3
 is kept only when some ``minLength``, ``minItems`` or ``minProperties`` of the schema
-is 3). Anything else is left out, and a type that is not pydantic's own is named, its
-text withheld.
+is 3; the allowed values of a ``Literal`` or ``Enum`` only when they are exactly an
+``enum`` or ``const`` of the schema, up to 100 values). Anything else is left out, and a
+type that is not pydantic's own is named, its text withheld.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ _PLAIN = {
 _FREE_TEXT = {"value_error": "Value error", "assertion_error": "Assertion failed"}
 _WITHHELD = "(a validator of the contract; its message is withheld)"
 _BUILT_IN = frozenset(get_args(ErrorType))
+_MAX_LISTED = 100  # a longer enum is not repeated in a message
 _TYPE_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}\Z")
 _KINDS = frozenset({"List", "Tuple", "Set", "Frozenset", "Dictionary", "Generator", "Value"})
 _JSON_DETAIL = re.compile(r"[A-Za-z ,()-]{1,80} at line \d{1,9} column \d{1,9}\Z")
@@ -101,11 +103,20 @@ class Constraints:
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.values: dict[str, set[Any]] = {}
+        self.expected: set[str] = set()  # enum and const values as pydantic lists them
         for _, node in walk_schema(schema):
             for keyword in _KEYWORDS.intersection(node):
                 value = node[keyword]
                 if isinstance(value, int | float | str) and not isinstance(value, bool):
                     self.values.setdefault(keyword, set()).add(value)
+            allowed = node.get("enum")
+            if "const" in node:
+                allowed = [node["const"]]
+            if isinstance(allowed, list | tuple) and 0 < len(allowed) <= _MAX_LISTED and all(
+                    isinstance(v, str | int | float | bool) for v in allowed):
+                shown = [repr(v) for v in allowed]
+                self.expected.add(shown[0] if len(shown) == 1 else
+                                  f"{', '.join(shown[:-1])} or {shown[-1]}")
 
     def number(self, ctx_key: str, value: Any) -> bool:
         """Whether ``value`` (ctx ``ctx_key``) is a number the schema has for that bound."""
@@ -163,6 +174,8 @@ def safe_message(err: Mapping[str, Any], constraints: Constraints) -> str:
     if kind == "string_pattern_mismatch" and ctx.get("pattern") in constraints.values.get(
             "pattern", ()):
         return PydanticKnownError(kind, {"pattern": ctx["pattern"]}).message()  # type: ignore[arg-type]
+    if kind in ("literal_error", "enum") and ctx.get("expected") in constraints.expected:
+        return PydanticKnownError(kind, {"expected": ctx["expected"]}).message()  # type: ignore[arg-type]
     if kind == "json_invalid" and isinstance(ctx.get("error"), str) and _JSON_DETAIL.match(
             ctx["error"]):
         return f"Invalid JSON: {ctx['error']}"
