@@ -149,7 +149,7 @@ def test_a_downgrade_from_the_tool_rung_rewrites_the_repair_turns(snapshot: Regi
     assert "tools" not in down.body and all(m["role"] != "tool" for m in down.body["messages"])
 
 
-def test_max_retries_zero_disables_repair(snapshot: Registry) -> None:
+def test_retries_zero_disables_repair(snapshot: Registry) -> None:
     from dataclasses import replace
 
     req = compiled(snapshot)
