@@ -15,14 +15,15 @@ How a class is found, in this order:
 
 1. **The numeric code**: ``error.code`` when it is an HTTP error code (an integer, or a
    string of digits such as ``"429"``), else ``status`` (likewise coerced). ``status``
-   ``None`` with no error object at all means no response came (``timeout``).
+   ``None`` with no JSON error object (no body, or a text one) means no response came
+   (``timeout``).
 2. **Structured fields**: ``metadata.limit_source`` (a key, guardrail, workspace or
    in-flight budget: ``auth``), ``metadata.availability`` (``no_endpoint``),
    ``metadata.reasons`` / ``flagged_input`` (moderation: ``invalid_request``).
 3. **OpenRouter's ``message``**, for the few classes that share a code.
 
 ``timeout``
-    no response (``status`` ``None`` and no error object), 408, 504, 524, or a 5xx whose
+    no response (``status`` ``None`` and no JSON error object), 408, 504, 524, or a 5xx whose
     ``message`` says it timed out.
 ``auth``
     401, 402, a 403 with a ``limit_source`` or whose message names the key (``Key limit
@@ -127,23 +128,24 @@ def http_code(value: Any) -> int | None:
     return value if isinstance(value, int) and 100 <= value <= 599 else None
 
 
-def _error_object(body: Any) -> Mapping[str, Any] | None:
-    """The error object of ``body``, or ``None`` when it holds none."""
+def _error_object(body: Any) -> tuple[Mapping[str, Any], bool]:
+    """(the error object of ``body``, whether ``body`` is a JSON object at all); a text
+    body becomes ``{"message": text}``."""
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except json.JSONDecodeError:
-            return {"message": body} if body.strip() else None
+            return {"message": body}, False
     if isinstance(body, Mapping):
         inner = body.get("error")
         if isinstance(inner, Mapping):
-            return inner
+            return inner, True
         if isinstance(inner, str):
-            return {"message": inner}
-        return body if body else None
-    return None
+            return {"message": inner}, True
+        return body, bool(body)
+    return {}, False
 
 
 def _upstream(raw: Any) -> tuple[str, Any]:
@@ -184,8 +186,7 @@ def classify_error(status: int | str | None, body: Any) -> ErrorClass:
     >>> classify_error(200, {"error": {"code": "403", "message": "Key limit exceeded"}}).kind
     'auth'
     """
-    error = _error_object(body)
-    found = error or {}
+    found, is_object = _error_object(body)
     message = str(found.get("message") or "")
     meta = found.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
@@ -196,8 +197,9 @@ def classify_error(status: int | str | None, body: Any) -> ErrorClass:
     code = http_code(found.get("code"))
     if code is None and given is not None and given >= 400:
         code = given
-    # No status and no error object: no response came at all.
-    kind = "timeout" if error is None and status is None else _kind(code, message, meta)
+    # No status and no error object: no response came at all (a text body is the
+    # client's own words).
+    kind = "timeout" if status is None and not is_object else _kind(code, message, meta)
     return ErrorClass(kind=kind, status=code if code is not None else given,
                       detail=detail or "(no message)", provider=provider)
 
