@@ -74,8 +74,8 @@ PUBLIC_API = {
         "CompiledRequest", "CompilerError", "ContractError", "ErrorVerdict", "Intent",
         "NoEndpointError", "OutputContract", "ParsedResponse", "ProjectionError",
         "PromptTooLongError", "ProviderError", "RepairsExhaustedError", "ReplyBlockedError",
-        "ReplyTruncatedError", "ReplyValidationError", "RouteRow", "Usage", "UsageCost", "compile_request",
-        "default_registry",
+        "ReplyTruncatedError", "ReplyValidationError", "RouteRow", "Usage", "UsageCost",
+        "compile_request", "default_registry",
     ],
     "registry": [
         "Catalog", "DeclarationError", "MetadataError", "Provenance", "ReasoningCaps",
