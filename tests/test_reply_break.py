@@ -109,8 +109,8 @@ def test_error_classification(row: dict[str, Any], snapshot: Registry) -> None:
     verdict = compiled(snapshot).after_error(row["status"], row["body"])
     assert verdict.kind == row["kind"]
     assert (verdict.retry is not None) is (row["kind"] == "structured_output_unsupported")
-    raw = json.dumps(row["body"]) if isinstance(row["body"], dict) else ""
-    assert "maximum context" not in found.detail or "maximum context" not in raw
+    shown = json.dumps([found.to_dict(), verdict.to_dict()])
+    assert "SECRET-PROMPT-TEXT" not in shown and "maximum context" not in shown  # no raw
 
 
 # -------------------------------------------------- 4. the repair bound across downgrades

@@ -18,8 +18,10 @@ How a class is found, in this order:
    ``None`` with no JSON error object (no body, or a text one) means no response came
    (``timeout``).
 2. **Structured fields**: ``metadata.limit_source`` (a key, guardrail, workspace or
-   in-flight budget: ``auth``), ``metadata.availability`` (``no_endpoint``),
-   ``metadata.reasons`` / ``flagged_input`` (moderation: ``invalid_request``).
+   in-flight budget: ``auth``), ``availability`` (in ``metadata`` or beside it:
+   ``no_endpoint``), ``metadata.reasons`` / ``flagged_input`` (moderation:
+   ``invalid_request``); they decide when there is no numeric code, and ``limit_source``
+   and ``availability`` also for a 403 and a 404/503.
 3. **OpenRouter's ``message``**, for the few classes that share a code.
 
 ``timeout``
@@ -87,7 +89,7 @@ _STRUCTURED_PARAMS = frozenset({"response_format", "tool_choice", "tools", "text
                                 "json_schema"})
 _NO_ENDPOINT = re.compile(
     r"no endpoints? found|no allowed providers|no available (?:model )?provider|"
-    r"routing requirements", re.IGNORECASE)
+    r"routing requirements|constraint_filtered|no_endpoints", re.IGNORECASE)
 _TIMED_OUT = re.compile(r"\btimed? ?out\b|\btimeout\b", re.IGNORECASE)
 _KEY_403 = re.compile(r"key limit exceeded|\bapi key\b|insufficient (?:credits|permissions)|"
                       r"credit limit|budget limit|spending limit", re.IGNORECASE)
@@ -189,7 +191,9 @@ def classify_error(status: int | str | None, body: Any) -> ErrorClass:
     found, is_object = _error_object(body)
     message = str(found.get("message") or "")
     meta = found.get("metadata")
-    meta = meta if isinstance(meta, Mapping) else {}
+    meta = dict(meta) if isinstance(meta, Mapping) else {}
+    if isinstance(found.get("availability"), Mapping):  # documented beside the metadata too
+        meta.setdefault("availability", found["availability"])
     name = meta.get("provider_name")
     provider = name if isinstance(name, str) else None
     detail = message[:300] + (f" (provider {provider})" if provider else "")
@@ -205,11 +209,14 @@ def classify_error(status: int | str | None, body: Any) -> ErrorClass:
 
 
 def _kind(code: int | None, message: str, meta: Mapping[str, Any]) -> str:
+    """``meta`` is ``error.metadata`` with ``error.availability`` merged in."""
     if code is None or code < 400:
         if "limit_source" in meta:
             return "auth"
         if "availability" in meta:
             return "no_endpoint"
+        if "reasons" in meta or "flagged_input" in meta:
+            return "invalid_request"
         return "unknown"
     if code in _TIMEOUT_CODES or (code >= 500 and _TIMED_OUT.search(message)):
         return "timeout"
