@@ -242,10 +242,11 @@ def _with_repairs(compiled: CompiledRequest, before: CompiledRequest) -> Compile
     repairs counts across downgrades) into every attempt of the downgraded request."""
     if not before.repairs and not before.repair_turns:
         return compiled
-    turns = tuple(before.repair_turns if compiled.rung == "tool"
-                  else content_form(before.repair_turns))
 
     def carry(attempt: CompiledRequest) -> CompiledRequest:
+        # Below rung tool there is no forced tool for a tool-form turn to answer.
+        turns = tuple(before.repair_turns if attempt.rung == "tool"
+                      else content_form(before.repair_turns))
         body = {**attempt.body, "messages": [*attempt.body.get("messages", []),
                                              *(dict(t) for t in turns)]}
         return replace(attempt, body=body, repairs=before.repairs, repair_turns=turns,
