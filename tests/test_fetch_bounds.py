@@ -402,3 +402,37 @@ def test_bytes_after_the_gzip_stream_are_refused_and_the_good_copy_kept(
     assert "trailing bytes after the last gzip member" in catalog.note
     assert cached(settings) == FULL
     assert json.loads(FULL)  # the good copy is the seed list, intact
+
+
+@pytest.mark.parametrize(
+    ("first", "target", "kept"),
+    [
+        ("http://h/a", "http://h:80/b", True),
+        ("http://h/a", "https://h/b", True),  # the upgrade httpx allows too
+        ("https://h/a", "http://h/b", False),  # a downgrade
+        ("http://h:8080/a", "https://h/b", False),
+        ("https://h/a", "https://h:8443/b", False),
+        ("https://h/a", "https://other/b", False),
+    ],
+)
+def test_which_redirects_keep_the_credentials(first: str, target: str, kept: bool) -> None:
+    import httpx
+
+    from registry.sources.transfer import _same_origin
+
+    assert _same_origin(httpx.URL(first), httpx.URL(target)) is kept
+
+
+def test_bytes_after_a_deflate_stream_are_refused(
+    openrouter_server: FakeOpenRouter, tmp_path: Path
+) -> None:
+    import zlib
+
+    body = zlib.compress(FULL) + b"x"
+    openrouter_server.script(MODELS, Reply(body, headers={"Content-Encoding": "deflate"}))
+    settings = settings_at(openrouter_server.base_url, tmp_path, deadline=30)
+    with pytest.raises(FetchError, match="trailing bytes after the deflate stream"):
+        fetch_url(models_url(settings), settings=settings)
+    deflate = {"Content-Encoding": "deflate"}
+    openrouter_server.script(MODELS, Reply(zlib.compress(FULL), headers=deflate))
+    assert fetch_url(models_url(settings), settings=settings).content == FULL
