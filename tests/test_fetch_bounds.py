@@ -123,7 +123,7 @@ def answer(status: int, body: bytes = b"", headers: dict[str, str] | None = None
 def settings_at(base_url: str, tmp_path: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "base_url": base_url, "cache_dir": tmp_path / "cache", "offline": False,
-        "connect_timeout": 1.0, "read_timeout": 0.3, "deadline": 0.6, "max_attempts": 3,
+        "connect_timeout": 1.0, "read_timeout": 0.5, "deadline": 0.6, "max_attempts": 3,
         "backoff": 0.0, "retry_after_cap": 0.0, "min_models": 1,
     }  # fmt: skip
     values.update(overrides)
