@@ -15,9 +15,11 @@ between attempts included: a :class:`threading.Timer` set to the deadline shuts 
 every connection the fetch opened (their sockets are learnt from httpcore's ``trace``
 extension, https://www.encode.io/httpcore/extensions/#trace), so a server that drips
 its status line or headers a byte at a time is cut at the deadline although each read
-is within ``CAPC_READ_TIMEOUT``. The one wait it cannot cut is a connection that a
-caller's own client had opened before the fetch began: there, until the headers
-arrive, only the per-read timeout applies.
+is within ``CAPC_READ_TIMEOUT``. Two waits it cannot cut, where only the per-operation
+timeouts (cut to the time left) apply: a TLS handshake (Python's :mod:`ssl` detaches
+the plain socket it wraps, and the wrapped one is known only once the handshake is
+done), and, until its headers arrive, a connection that a caller's own client had
+opened before the fetch began.
 """
 
 from __future__ import annotations
@@ -44,7 +46,11 @@ MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 """Statuses followed when they carry a ``Location`` (every request here is a GET)."""
 
-_CONNECTED = ("connection.connect_tcp.complete", "connection.connect_unix_socket.complete")
+_CONNECTED = (
+    "connection.connect_tcp.complete",
+    "connection.connect_unix_socket.complete",
+    "connection.start_tls.complete",
+)
 
 
 class Watchdog:
@@ -76,8 +82,6 @@ class Watchdog:
     def __exit__(self, *exc_info: object) -> None:
         self._timer.cancel()
         with self._lock:
-            for sock in self._sockets:
-                sock.close()
             self._sockets.clear()
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
@@ -94,20 +98,18 @@ class Watchdog:
     def watch(self, stream: object) -> None:
         """Cut ``stream`` (an httpcore network stream) at the deadline too."""
         get_extra_info = getattr(stream, "get_extra_info", None)
-        raw = get_extra_info("socket") if get_extra_info is not None else None
-        if not isinstance(raw, socket.socket):
+        sock = get_extra_info("socket") if get_extra_info is not None else None
+        if not isinstance(sock, socket.socket):  # an ssl.SSLSocket is one too
             return
-        try:
-            # A duplicate of the descriptor: shutting it down shuts the connection down
-            # for every holder, TLS included (the TLS socket wraps the same socket).
-            own = socket.fromfd(raw.fileno(), raw.family, raw.type)
-        except (OSError, ValueError):
-            return
+        # The socket object itself, never a duplicate of its descriptor (that would keep
+        # a connection httpcore closes open until the fetch ends). Once httpcore closes
+        # it, its fileno is -1 and a shutdown is a harmless error, whatever reuses the
+        # descriptor number.
         with self._lock:
-            self._sockets.append(own)
+            self._sockets.append(sock)
             late = self.fired
         if late:
-            _shutdown(own)
+            _shutdown(sock)
 
     def _cut(self) -> None:
         with self._lock:
