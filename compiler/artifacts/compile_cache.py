@@ -5,9 +5,11 @@ SHA-256 of everything it read: the stage and model, the caller's messages, the b
 stages.yaml and models.yaml, the metadata file's path, size and modification time, and
 the size and modification time of every module and data file of both packages,
 subfolders included (so an upgrade or an edit anywhere invalidates everything). An
-entry also records the files the compile imported (the stage's contract module and
-every local module it imports, as the lock's ``inputs`` lists them); a hit
-is served only when each still has the recorded size and modification time. A hit
+entry also records the files the compile read (the stage's contract module and every
+local module it imports, as the lock's ``inputs`` lists them, and the same for each
+tool's ``model`` or ``module:NAME`` input schema, plus each tool's ``.json`` input
+schema file: :func:`stage_files`); a hit is served only when each still has the
+recorded size and modification time. A hit
 needs nothing but the standard library: no pydantic, no YAML parsing, no schema
 projection.
 
@@ -32,7 +34,7 @@ from typing import Any
 
 from registry.paths import default_cache_dir
 
-__all__ = ["CompileCache"]
+__all__ = ["CompileCache", "contract_files", "stage_files"]
 
 _FORMAT = "capc-compile-cache/1"
 
@@ -153,3 +155,27 @@ def contract_files(spec: str | None, base_dir: Path) -> Sequence[Path]:
     from compiler.artifacts.lock_inputs import contract_modules
 
     return contract_modules(spec, base_dir)
+
+
+def stage_files(decl: Any, base_dir: Path) -> list[Path]:
+    """Every file a compile of the stage ``decl`` (a :class:`registry.declarations.stages.
+    StageDecl`) reads besides the YAML files: :func:`contract_files` of its contract and of
+    each tool's ``model`` or ``package.module:NAME`` input schema, and each tool's ``.json``
+    input schema file (relative to ``base_dir``, the stages.yaml directory), so an edit to
+    a tool's pydantic model or schema file invalidates the entry too.
+
+    Returns:
+        Resolved paths, sorted and without repeats (files that do not exist are left out).
+    """
+    found = set(contract_files(decl.contract, base_dir))
+    for tool in decl.tools:
+        schema = tool.input_schema if isinstance(tool.input_schema, str) else None
+        if schema is not None and schema.lower().endswith(".json"):
+            path = Path(schema) if Path(schema).is_absolute() else base_dir / schema
+            if path.is_file():
+                found.add(path.resolve())
+            continue
+        for spec in (tool.model, schema):
+            if spec is not None:
+                found.update(contract_files(spec, base_dir))
+    return sorted(found)

@@ -103,7 +103,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from compiler.errors import ContractError
+    from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
     from registry.resolve.checks import check_model_ids
@@ -129,6 +129,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         except ContractError as exc:
             assert stages is not None
             problems.append(str(stages.document.error(str(exc), ("stages", name, "contract"))))
+        except ToolError as exc:
+            assert stages is not None
+            problems.append(str(stages.document.error(str(exc), ("stages", name, *exc.at))))
     if args.json:
         print(json.dumps({"ok": not problems, "problems": problems}, indent=2))
     elif problems:
