@@ -156,6 +156,9 @@ def test_stage_files_lists_the_tool_sources(tmp_path: Path) -> None:
     registry = Registry.load(stages=tmp_path / "stages.yaml")
     found = stage_files(registry.stage("s"), tmp_path)
     assert {p.name for p in found} == {"a.py", "b.py", "s.json"}
+    from compiler.artifacts.lock_inputs import describe_inputs  # the lock's inputs too
+
+    assert set(describe_inputs(registry)["contracts"]) == {"a.py", "b.py", "s.json"}
 
 
 # -- 3. a self-recursive pydantic model is a tool ----------------------------------------
@@ -192,6 +195,25 @@ def test_recursive_tool_is_refused_where_the_dialect_has_no_ref() -> None:
     with pytest.raises(ToolError, match=r"tool 'Node'.*recursive.*gemini"):
         compile_request(Intent(stage="s", tools=(Tool.from_model(Node),)),
                         "google/gemini-2.5-pro", USER, registry=_declared(), coverage="first")
+
+
+def test_a_lock_records_the_refusal_per_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """capc lock: the gemini pair records the ToolError, the openai pair compiles."""
+    (tmp_path / "tree.py").write_text(
+        "from __future__ import annotations\nfrom pydantic import BaseModel\n\n\n"
+        "class Node(BaseModel):\n    name: str\n    children: list[Node] = []\n")
+    (tmp_path / "stages.yaml").write_text(
+        "stages:\n  t:\n    output_tokens: 100\n"
+        "    models: [openai/gpt-4o-mini, google/gemini-2.5-pro]\n"
+        "    tools:\n      - model: tree.py:Node\n")
+    out = tmp_path / "capc.lock.json"
+    assert main(["lock", "--stages", str(tmp_path / "stages.yaml"), "--models",
+                 str(ROOT / "models.yaml"), "--output", str(out)]) == 0
+    capsys.readouterr()
+    text = out.read_text()
+    assert '"ToolError"' in text and "tree.py" in text
 
 
 def test_a_root_ref_in_a_json_schema_is_inlined() -> None:

@@ -158,24 +158,10 @@ def contract_files(spec: str | None, base_dir: Path) -> Sequence[Path]:
 
 
 def stage_files(decl: Any, base_dir: Path) -> list[Path]:
-    """Every file a compile of the stage ``decl`` (a :class:`registry.declarations.stages.
-    StageDecl`) reads besides the YAML files: :func:`contract_files` of its contract and of
-    each tool's ``model`` or ``package.module:NAME`` input schema, and each tool's ``.json``
-    input schema file (relative to ``base_dir``, the stages.yaml directory), so an edit to
-    a tool's pydantic model or schema file invalidates the entry too.
+    """Every file a compile of the stage ``decl`` reads besides the YAML files: the
+    contract's modules and each tool's modules and ``.json`` schema files
+    (:func:`compiler.artifacts.lock_inputs.stage_modules`), so an edit to a tool's
+    pydantic model or schema file invalidates the entry too."""
+    from compiler.artifacts.lock_inputs import stage_modules
 
-    Returns:
-        Resolved paths, sorted and without repeats (files that do not exist are left out).
-    """
-    found = set(contract_files(decl.contract, base_dir))
-    for tool in decl.tools:
-        schema = tool.input_schema if isinstance(tool.input_schema, str) else None
-        if schema is not None and schema.lower().endswith(".json"):
-            path = Path(schema) if Path(schema).is_absolute() else base_dir / schema
-            if path.is_file():
-                found.add(path.resolve())
-            continue
-        for spec in (tool.model, schema):
-            if spec is not None:
-                found.update(contract_files(spec, base_dir))
-    return sorted(found)
+    return stage_modules(decl, base_dir)

@@ -86,8 +86,10 @@ def _stand_in(removed: list[tuple[int, str]], accepted: tuple[str, ...]) -> str:
     counts: dict[str, int] = {}
     for _, need in removed:
         counts[need] = counts.get(need, 0) + 1
-    what = ", ".join(f"{n} {kind}" + ("s" if n > 1 else "") for kind, n in counts.items())
-    return (f"[{what} removed: this model reads only {', '.join(accepted)} input]")
+    noun = {"audio": "audio clip"}
+    what = ", ".join(f"{n} {noun.get(kind, kind)}" + ("s" if n > 1 else "")
+                     for kind, n in counts.items())
+    return f"[{what} removed: this model reads only {', '.join(accepted)} input]"
 
 
 def _accepted_modes(draft: Draft) -> frozenset[str] | None:
