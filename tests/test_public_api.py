@@ -74,8 +74,9 @@ PUBLIC_API = {
         "CompiledRequest", "CompilerError", "ContractError", "ConversationError",
         "ErrorVerdict", "Intent", "NoEndpointError", "OutputContract", "ParsedResponse",
         "ProjectionError", "PromptTooLongError", "ProviderError", "RepairsExhaustedError",
-        "ReplyTruncatedError", "ReplyValidationError", "RouteRow", "Tool", "ToolCall",
-        "ToolError", "Usage", "UsageCost", "compile_request", "default_registry",
+        "ReplyBlockedError", "ReplyTruncatedError", "ReplyValidationError", "RouteRow",
+        "Tool", "ToolCall", "ToolError", "Usage", "UsageCost", "compile_request",
+        "default_registry",
     ],
     "registry": [
         "Catalog", "DeclarationError", "MetadataError", "Provenance", "ReasoningCaps",
