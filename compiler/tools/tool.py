@@ -54,8 +54,10 @@ class Tool:
     Attributes:
         name: the function name sent (``[a-zA-Z0-9_-]{1,64}``).
         description: shown to the model, or ``None``.
-        schema: the tool's input JSON Schema as given (deep-frozen), the one arguments
-            are validated against.
+        schema: the tool's input JSON Schema as normalised (deep-frozen): as given, but
+            a root ``$ref`` inlined and the root ``description`` moved to
+            :attr:`description`; the one arguments are validated against (a model tool's
+            with its pydantic model).
         sha256: SHA-256 of :attr:`schema` as compact JSON with sorted keys.
         model: the pydantic model when the tool was given as one (arguments are then
             validated with it), else ``None``.
