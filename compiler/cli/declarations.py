@@ -104,7 +104,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from compiler.errors import ContractError
+    from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
     from registry.resolve.checks import check_model_ids
@@ -130,6 +130,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         except ContractError as exc:
             assert stages is not None
             problems.append(str(stages.document.error(str(exc), ("stages", name, "contract"))))
+            continue
+        except ToolError as exc:
+            assert stages is not None
+            problems.append(str(stages.document.error(str(exc), ("stages", name, *exc.at))))
             continue
         if intent.contract is not None and stages is not None:
             problems.extend(
