@@ -266,6 +266,11 @@ class ResolvedModel:
             (``("text",)``, ``("embeddings",)``...), ``None`` when unpublished.
         input_modalities: the published ``architecture.input_modalities``
             (``("text", "image", "file")``...), ``None`` when unpublished.
+        alias_target: for an alias id (``~anthropic/claude-sonnet-latest``), the model
+            it routes to as published (``alias_target.slug``), whose declarations
+            apply (see :mod:`registry.resolve.aliases`); ``None`` otherwise.
+        metadata_notes: one line per published limit or price read as unknown because
+            it is out of range (naming the model, the field and the value).
     """
 
     id: str
@@ -290,6 +295,8 @@ class ResolvedModel:
     endpoint_group: bool = False
     output_modalities: tuple[str, ...] | None = None
     input_modalities: tuple[str, ...] | None = None
+    alias_target: str | None = None
+    metadata_notes: tuple[str, ...] = ()
 
     @property
     def values(self) -> dict[str, Any]:
