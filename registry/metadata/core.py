@@ -219,7 +219,7 @@ class LazyModels(Mapping[str, ModelInfo]):
     objects. Build one with :func:`lazy_models`.
 
     Args:
-        cores: core fields by id, in source order (first of duplicate ids kept).
+        cores: core fields by id, in source order.
         build: returns the full model of one listed id.
         build_all: returns every model in source order (used by :meth:`values` and
             :meth:`items`; a malformed model anywhere then raises).
@@ -373,8 +373,9 @@ def lazy_models(
 
     Returns:
         The models, or ``None`` when the body is not that shape, a core field is
-        malformed, an id is empty, or it lists no model: then
-        :func:`~registry.metadata.parse.parse_models` says what is wrong.
+        malformed, an id is empty or listed twice, or it lists no model: then
+        :func:`~registry.metadata.parse.parse_models` (or, for a duplicate,
+        :func:`~registry.metadata.parse.payload_problem`) says what is wrong.
     """
     cores = None if core is None else parse_core_json(core)
     if cores is None:
@@ -385,11 +386,10 @@ def lazy_models(
     positions: dict[str, int] = {}
     for position, fields in enumerate(cores):
         model_id = fields["id"]
-        if not model_id:
+        if not model_id or model_id in by_id:  # an empty id, or one listed twice
             return None
-        if model_id not in by_id:
-            by_id[model_id] = fields
-            positions[model_id] = position
+        by_id[model_id] = fields
+        positions[model_id] = position
 
     body = _Body(raw, source, hint, positions)
     return LazyModels(MappingProxyType(by_id), body.build, body.build_all)
