@@ -24,7 +24,12 @@ from registry.errors import MetadataError
 from registry.metadata.catalog import load_catalog
 from registry.metadata.core import core_json, core_of, parse_core_json
 from registry.metadata.parse import parse_models
-from registry.metadata.ranges import LIMIT_FIELDS, PRICE_FIELDS
+from registry.metadata.ranges import (
+    ENDPOINT_LIMIT_FIELDS,
+    ENDPOINT_PRICE_FIELDS,
+    LIMIT_FIELDS,
+    PRICE_FIELDS,
+)
 from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
@@ -160,3 +165,32 @@ def test_other_non_finite_numbers_fail_their_models_lookup(
     registry = Registry.load(metadata=path)
     body = compile_request(Intent(stage="t", output_tokens=10), MODEL, registry=registry).body
     assert not any(isinstance(v, float) and math.isinf(v) for v in body.values())
+
+
+ENDPOINT_ROWS = [(f, raw, text) for f in ENDPOINT_LIMIT_FIELDS for raw, text in LIMIT_VALUES] + [
+    (f, raw, text) for f in ENDPOINT_PRICE_FIELDS for raw, text in PRICE_VALUES]
+
+
+@pytest.mark.parametrize(("field", "raw", "text"), ENDPOINT_ROWS)
+def test_endpoint_limits_and_prices_too(tmp_path: Path, field: str, raw: str, text: str) -> None:
+    """An /endpoints record's value reads as unknown; the compile of the route plan
+    reports it with the endpoint's tag, and no body holds it."""
+    record: dict[str, Any] = {
+        "tag": "acme/fp8", "context_length": 100000, "max_completion_tokens": 8000,
+        "max_prompt_tokens": 90000, "supported_parameters": BASE["supported_parameters"],
+        "pricing": {"prompt": "0.000001", "completion": "0.000002", "request": "0",
+                    "image": "0"}}
+    outer, _, inner = field.rpartition(".")
+    (record[outer] if outer else record)[inner] = "@@VALUE@@"
+    text_json = json.dumps({"data": {"id": MODEL, "endpoints": [record]}})
+    path = tmp_path / "endpoints.json"
+    path.write_text(text_json.replace('"@@VALUE@@"', raw), encoding="utf-8")
+    (tmp_path / "models.json").write_text(json.dumps({"data": [BASE]}), encoding="utf-8")
+    registry = Registry.load(metadata=tmp_path / "models.json", endpoints=path)
+    [caps] = registry.endpoint_caps(MODEL)
+    assert field in dict(caps.out_of_range) and text in dict(caps.out_of_range)[field]
+    request = compile_request(Intent(stage="t", output_tokens=500), MODEL, registry=registry)
+    note = next(n for n in request.report.notes if n.startswith("endpoint acme/fp8 of "))
+    assert f": {field} is " in note and note.endswith("; read as unknown")
+    sent = json.dumps([a.body for a in request.plan], allow_nan=False)
+    assert "Infinity" not in sent and all(a.body.get("max_tokens", 1) > 0 for a in request.plan)

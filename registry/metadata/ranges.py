@@ -20,7 +20,17 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ["LIMIT_FIELDS", "OUT_OF_RANGE", "PRICE_FIELDS", "range_notes", "screen"]
+__all__ = [
+    "ENDPOINT_LIMIT_FIELDS",
+    "ENDPOINT_PRICE_FIELDS",
+    "LIMIT_FIELDS",
+    "OUT_OF_RANGE",
+    "PRICE_FIELDS",
+    "endpoint_notes",
+    "range_notes",
+    "screen",
+    "screen_endpoint",
+]
 
 OUT_OF_RANGE = "out_of_range"
 """Key of the published text of each value :func:`screen` read as unknown, by field."""
@@ -33,6 +43,12 @@ LIMIT_FIELDS: tuple[str, ...] = (
 )
 #: The prices resolution reads, in USD per token: must be finite and not negative.
 PRICE_FIELDS: tuple[str, ...] = ("pricing.prompt", "pricing.completion")
+#: The same for one ``/endpoints`` record (``request`` is USD per request, ``image``
+#: USD per image).
+ENDPOINT_LIMIT_FIELDS: tuple[str, ...] = (
+    "context_length", "max_completion_tokens", "max_prompt_tokens")
+ENDPOINT_PRICE_FIELDS: tuple[str, ...] = (
+    "pricing.prompt", "pricing.completion", "pricing.request", "pricing.image")
 
 
 def _bad_limit(value: object) -> bool:
@@ -65,7 +81,8 @@ def _shown(value: object) -> str:
     return json.dumps(value)
 
 
-def screen(data: Any) -> Any:
+def screen(data: Any, limits: tuple[str, ...] = LIMIT_FIELDS,
+           prices: tuple[str, ...] = PRICE_FIELDS) -> Any:
     """Return a raw ``/models`` entry with every out-of-range limit or price set to
     ``None``, and what was published under :data:`OUT_OF_RANGE` (``{field: text}``,
     merged with one already there). Anything else is returned as it is; the input is
@@ -74,7 +91,7 @@ def screen(data: Any) -> Any:
         return data
     found: dict[str, str] = {}
     fixed = data
-    for fields, bad in ((LIMIT_FIELDS, _bad_limit), (PRICE_FIELDS, _bad_price)):
+    for fields, bad in ((limits, _bad_limit), (prices, _bad_price)):
         for dotted in fields:
             outer, _, inner = dotted.rpartition(".")
             holder = fixed.get(outer) if outer else fixed
@@ -92,17 +109,34 @@ def screen(data: Any) -> Any:
     return fixed
 
 
+def screen_endpoint(data: Any) -> Any:
+    """:func:`screen` for one raw ``/endpoints`` record (:data:`ENDPOINT_LIMIT_FIELDS`,
+    :data:`ENDPOINT_PRICE_FIELDS`)."""
+    return screen(data, ENDPOINT_LIMIT_FIELDS, ENDPOINT_PRICE_FIELDS)
+
+
+def _notes(who: str, found: Mapping[str, str], fields: tuple[str, ...]) -> list[str]:
+    notes = []
+    for dotted in fields:
+        text = found.get(dotted)
+        if text is not None:
+            rule = ('not a finite price of 0 or more ("-1" marks a variable price)'
+                    if dotted.startswith("pricing.") else "not a positive token count")
+            notes.append(f"{who}: {dotted} is {text}, {rule}; read as unknown")
+    return notes
+
+
 def range_notes(model_id: str, core: Mapping[str, Any]) -> list[str]:
     """One note per limit or price of ``model_id`` read as unknown (see :func:`screen`),
     in field order: ``metadata of openai/gpt-4o-mini: top_provider.max_completion_tokens
     is -5, not a positive token count; read as unknown``."""
-    found = core.get(OUT_OF_RANGE) or {}
-    notes = []
-    for dotted in (*LIMIT_FIELDS, *PRICE_FIELDS):
-        text = found.get(dotted)
-        if text is None:
-            continue
-        rule = ("not a positive token count" if dotted in LIMIT_FIELDS
-                else 'not a finite price of 0 or more ("-1" marks a variable price)')
-        notes.append(f"metadata of {model_id}: {dotted} is {text}, {rule}; read as unknown")
-    return notes
+    return _notes(f"metadata of {model_id}", core.get(OUT_OF_RANGE) or {},
+                  (*LIMIT_FIELDS, *PRICE_FIELDS))
+
+
+def endpoint_notes(model_id: str, label: str, found: Mapping[str, str]) -> list[str]:
+    """The same for the endpoint ``label`` of ``model_id``: ``endpoint deepinfra/fp8 of
+    openai/gpt-oss-120b: max_completion_tokens is 0, not a positive token count; read
+    as unknown``."""
+    return _notes(f"endpoint {label} of {model_id}", found,
+                  (*ENDPOINT_LIMIT_FIELDS, *ENDPOINT_PRICE_FIELDS))

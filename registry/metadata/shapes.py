@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from registry.metadata.ranges import screen
+from registry.metadata.ranges import screen, screen_endpoint
 
 __all__ = [
     "AliasTarget",
@@ -312,6 +312,9 @@ class Endpoint(BaseModel):
         uptime_last_30m: percent 0-100, ``None`` when there is too little data.
         supports_tool_choice: accepted ``tool_choice`` modes
             (``{"auto", "none", "required", "function"}`` -> bool), newest data only.
+        out_of_range: limits not positive or prices negative (or a number that is not
+            finite) in the fields routing reads, by field with the published text; those
+            read as ``None`` (:func:`registry.metadata.ranges.screen_endpoint`).
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
@@ -330,6 +333,13 @@ class Endpoint(BaseModel):
     pricing: Pricing | None = None
     uptime_last_30m: float | None = None
     supports_tool_choice: dict[str, bool] | None = None
+    out_of_range: dict[str, str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _screen(cls, data: Any) -> Any:
+        """Out-of-range limits and prices read as unknown (kept in ``out_of_range``)."""
+        return screen_endpoint(data)
 
     @property
     def routing_slug(self) -> str | None:

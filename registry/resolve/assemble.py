@@ -14,7 +14,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
-from registry.metadata.ranges import range_notes
+from registry.metadata.ranges import endpoint_notes, range_notes
 from registry.resolve.capabilities import (
     EFFORT_RANK,
     EndpointCaps,
@@ -159,9 +159,12 @@ def with_modalities(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> 
 
 def with_published(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> ResolvedModel:
     """:func:`with_modalities`, plus the ``alias_target`` of an alias id and one note
-    per published limit or price read as unknown (:mod:`registry.metadata.ranges`)."""
+    per published limit or price read as unknown (:mod:`registry.metadata.ranges`), the
+    model's and those of the endpoints it is resolved for."""
     resolved = with_modalities(info, resolved)
     notes = () if info is None else tuple(range_notes(resolved.id, info))
+    notes += tuple(note for cap in resolved.endpoints if cap.out_of_range
+                   for note in endpoint_notes(resolved.id, cap.label, dict(cap.out_of_range)))
     target = resolved.tree.get("alias_target")
     if not notes and target is None:
         return resolved

@@ -104,6 +104,8 @@ class EndpointCaps:
         derived_slug: for tagless data, a slug guessed from :attr:`provider_name`
             (``Google AI Studio`` -> ``google-ai-studio``); ``None`` when a tag exists.
         index: position of the (first) endpoint in the published list.
+        out_of_range: ``(field, published text)`` of each limit or price the endpoint
+            published out of range, read as unknown (reported with the model).
     """
 
     tag: str | None
@@ -121,6 +123,7 @@ class EndpointCaps:
     derived_slug: str | None = None
     index: int = 0
     tool_choice_modes: frozenset[str] | None = None
+    out_of_range: tuple[tuple[str, str], ...] = ()
 
     def accepts_choice(self, mode: str) -> bool:
         """Return whether ``tool_choice`` mode ``mode`` may be sent here: listed true, or
