@@ -206,3 +206,17 @@ def test_every_alias_of_the_2026_08_19_snapshot_gets_its_targets_rules(shared_di
     sonnet = registry.resolve("~anthropic/claude-sonnet-latest")
     assert (sonnet.dialect, sonnet.reasoning.budget_min) == ("anthropic", 1024)
     assert sonnet.forced_tool_with_reasoning is False
+
+
+def test_a_stage_can_refuse_a_moving_alias(tmp_path: Path) -> None:
+    """policy {model.alias: refuse}: the alias is refused with the report, its target not."""
+    from compiler import AdjustmentRefused
+    from compiler.kinds import policy_key_problem
+
+    assert policy_key_problem("model.alias") is None and policy_key_problem("model.*") is None
+    registry = project(tmp_path)
+    intent = Intent(stage="t", output_tokens=100, policy={"model.alias": "refuse"})
+    with pytest.raises(AdjustmentRefused) as refused:
+        compile_request(intent, ALIAS, registry=registry)
+    assert refused.value.report.by_kind("model.alias")
+    assert compile_request(intent, TARGET, registry=registry).body["model"] == TARGET
