@@ -14,9 +14,10 @@ import fnmatch
 from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import KeyPath, YamlDocument
 from registry.errors import DeclarationError, closest
+from registry.metadata.ranges import range_notes
 from registry.resolve.resolver import Registry
 
-__all__ = ["check_model_ids"]
+__all__ = ["check_model_ids", "metadata_notes"]
 
 
 def _problem(
@@ -77,3 +78,16 @@ def check_model_ids(registry: Registry) -> list[DeclarationError]:
                 if model_id not in declared and model_id not in whole:
                     problems.append(_problem(doc, path, model_id, known, source))
     return problems
+
+
+def metadata_notes(registry: Registry) -> list[str]:
+    """Return one note per published limit or price that reads as unknown because it is
+    out of range (a limit not positive, a negative or non-finite price, a non-finite
+    number), naming the model, the field and the value, in metadata order; ``capc
+    check`` prints them (they are not errors: the value is simply unknown)."""
+    notes: list[str] = []
+    for model_id in registry.catalog.ids():
+        core = registry.catalog.core(model_id)
+        if core is not None and core.get("out_of_range"):
+            notes += range_notes(model_id, core)
+    return notes
