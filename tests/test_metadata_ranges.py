@@ -194,3 +194,17 @@ def test_endpoint_limits_and_prices_too(tmp_path: Path, field: str, raw: str, te
     assert f": {field} is " in note and note.endswith("; read as unknown")
     sent = json.dumps([a.body for a in request.plan], allow_nan=False)
     assert "Infinity" not in sent and all(a.body.get("max_tokens", 1) > 0 for a in request.plan)
+
+
+def test_check_notes_only_the_models_the_yaml_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model no stage or models.yaml entry names does not fill check's stderr."""
+    path = tmp_path / "models-2026-08-19.json"
+    path.write_bytes(body_with("context_length", "0"))
+    (tmp_path / "models.yaml").write_text("models:\n  other/*:\n    notes: n\n")
+    (tmp_path / "stages.yaml").write_text("stages:\n  s:\n    output_tokens: 10\n")
+    argv = ["check", "--metadata", str(path), "--models", str(tmp_path / "models.yaml"),
+            "--stages", str(tmp_path / "stages.yaml"), "--json"]
+    main(argv)
+    assert json.loads(capsys.readouterr().out)["notes"] == []
