@@ -84,6 +84,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
             "metadata": registry.catalog.describe(),
             "declared_only": model.declared_only,
             "declared_in": _declared_in(registry, model),
+            "alias_target": model.alias_target,
+            "notes": list(model.metadata_notes),
             "values": rows,
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -96,6 +98,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
               f"{registry.catalog.describe()})")  # fmt: skip
     else:
         print(f"metadata: {registry.catalog.describe()}")
+    if model.alias_target is not None:
+        print(f"alias of: {model.alias_target} (published alias_target; its declarations apply)")
+    for note in model.metadata_notes:
+        print(f"note: {note}")
     width = max(len(r["path"]) for r in rows)
     for row in rows:
         value = json.dumps(row["value"], ensure_ascii=False)
@@ -104,10 +110,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from compiler.errors import ContractError
+    from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
-    from registry.resolve.checks import check_model_ids
+    from registry.resolve.checks import check_model_ids, metadata_notes
 
     registry = load_registry(args)
     if registry.models_file is None and registry.stages_file is None:
@@ -131,13 +137,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
             assert stages is not None
             problems.append(str(stages.document.error(str(exc), ("stages", name, "contract"))))
             continue
+        except ToolError as exc:
+            assert stages is not None
+            problems.append(str(stages.document.error(str(exc), ("stages", name, *exc.at))))
+            continue
         if intent.contract is not None and stages is not None:
             problems.extend(
                 str(stages.document.error(problem, ("stages", name, "contract")))
                 for problem in _contract_problems(registry, name, intent))
+    notes = metadata_notes(registry)
     if args.json:
-        print(json.dumps({"ok": not problems, "problems": problems}, indent=2))
-    elif problems:
+        print(json.dumps({"ok": not problems, "problems": problems, "notes": notes}, indent=2))
+        return EXIT_INPUT if problems else EXIT_OK
+    for note in notes:
+        print(f"capc: note: {note}", file=sys.stderr)
+    if problems:
         for problem in problems:
             print(f"capc: error: {problem}", file=sys.stderr)
     else:
