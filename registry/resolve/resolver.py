@@ -190,8 +190,8 @@ class Registry:
         catalog is the bundled seed, from the seed's endpoints
         (:func:`registry.metadata.seed_endpoints.bundled_endpoints`); otherwise, when
         :attr:`fetch_endpoints` is set, from :func:`registry.sources.load.load_endpoints_for`
-        (fresh cache -> fetch -> stale cache), once per model and registry. A fallback
-        or failure adds a one-line note to :attr:`notes`.
+        (fresh cache -> fetch -> stale cache, ``CAPC_STALE_DEADLINE`` when the catalog has
+        the model's figures), once per model and registry. A fallback adds a note to :attr:`notes`.
 
         Args:
             model_id: an OpenRouter model id.
@@ -216,8 +216,8 @@ class Registry:
             from registry.sources.load import load_endpoints_for
 
             self._fetched[model_id] = load_endpoints_for(
-                model_id, settings=self.settings, notes=self.notes
-            )
+                model_id, settings=self.settings, notes=self.notes,
+                model_level=model_id in self.catalog)  # fmt: skip
         return self._fetched[model_id]
 
     def endpoint_source(self, model_id: str) -> tuple[str, str | None]:
