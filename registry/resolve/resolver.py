@@ -164,8 +164,10 @@ class Registry:
             raise UnknownStageError(name, closest(name, stages)) from None
 
     def stage_dir(self) -> Path:
-        """Return the directory contract paths in stages.yaml are relative to."""
-        if self.stages_file is None:
+        """Return the directory contract paths in stages.yaml are relative to: the
+        stages file's own, or the current directory when there is none or it is not a
+        regular file (``/dev/stdin``, ``<(...)``: its "directory" is ``/proc/PID/fd``)."""
+        if self.stages_file is None or not Path(self.stages_file.path).is_file():
             return Path.cwd()
         return Path(self.stages_file.path).resolve().parent
 
