@@ -15,16 +15,26 @@ may match more than once and is not possessive. Inside the body of an iterating 
   split of the text unique;
 * no back-reference anywhere (``(a+)\\1``).
 
-A bounded repeat outside any other that can match in at most :data:`FEW_WAYS` ways in
-all is exempt (``(a?){3}`` has 8): its work does not grow with the text.
+Bounded repeats outside any other are exempt while the product of their ways to match,
+over the whole pattern, stays within :data:`FEW_WAYS` (``(a?){3}`` has 8; a dotted-quad
+IPv4 pattern 216): that work does not grow with the text, but the ways of repeats in
+sequence multiply (``(a?){10}(a?){10}(a?){10}`` has 2**30), so only the first ones
+within the figure are exempt.
 
 Any of these makes the number of ways to split one text grow exponentially with its
 length, which a backtracking engine tries one by one when the match fails. Character
 sets are compared on a probe alphabet (Latin-1, Latin Extended, some wider letters,
 digits and spaces, and every character the pattern names), so overlaps are found for
 the characters that matter; a pattern the rule refuses may be safe, never the reverse
-for these shapes. Pydantic's default engine (``rust-regex``) runs in linear time and
-needs none of this.
+for these shapes.
+
+Free repeats (more than :data:`SMALL_BOUND` times, backtracking) in a *chain*, each able
+to take a character all earlier ones can and the text between them too, split the text
+in ``n**k`` ways for ``k`` of them; an unanchored pattern (pydantic runs ``re.search``)
+starts with an implicit ``.*?``. A chain of :data:`MAX_DEGREE` is refused
+(``^[a-z]+[a-z0-9]*[a-z]+$``, unanchored ``\\d+\\d+x``); two pass (``\\d+x``) and are
+kept cheap by :data:`compiler.reply.bounds.MAX_PYTHON_RE_CHARS`. Pydantic's default
+engine (``rust-regex``) runs in linear time and needs none of this.
 """
 
 from __future__ import annotations
@@ -34,14 +44,18 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["FEW_WAYS", "SMALL_BOUND", "backtracking_risk"]
+__all__ = ["FEW_WAYS", "MAX_DEGREE", "SMALL_BOUND", "backtracking_risk"]
 
 SMALL_BOUND = 10
 """Most iterations allowed for a repeated part that can match the empty text."""
 
 FEW_WAYS: int = 1 << SMALL_BOUND
 """A bounded repeat, outside any other, that can match in at most this many ways in all
-(``(a?){3}``: 8; ``(?:(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])[.]){3}``: 216) is exempt from the rule."""
+(``(a?){3}``: 8; ``(?:(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])[.]){3}``: 216) is exempt from the rule,
+while the product of the ways of the exempt repeats of the pattern stays within it."""
+
+MAX_DEGREE = 3
+"""The shortest chain of free repeats that is refused (``n**3`` splits of the text)."""
 
 _PARSER: Any = importlib.import_module("re._parser")  # no stub: typed as Any
 _C: Any = importlib.import_module("re._constants")
@@ -56,6 +70,11 @@ _BASE = frozenset(range(0x250)) | frozenset(
     map(ord, "\u0660\u0669\u0966\u00a0\u1680\u2000\u2028\u2029\u3000\u0391\u03c9\u0416\u05d0"
              "\u0627\u4e2d\u3042\uac00\uff10\uffff\U0001f600")
 )
+
+
+_DEGREE = ("{k} unbounded repeats in a row can take the same characters, so matching takes "
+           "time growing as the text's length to the power {k}; at most {most} are allowed "
+           "(separate them by a character they cannot take)")
 
 
 class _Risk(Exception):
@@ -83,7 +102,9 @@ def backtracking_risk(pattern: str) -> str | None:
     except (re.error, RecursionError, OverflowError, ValueError):
         return None
     try:
-        _Shape(tree).scan(list(tree), frozenset(), repeated=False)
+        shape = _Shape(tree)
+        shape.scan(list(tree), frozenset(), repeated=False)
+        shape.degree(list(tree))
     except _Risk as risk:
         return str(risk)
     except RecursionError:
@@ -100,8 +121,9 @@ class _Shape:
         self.universe = frozenset(_BASE | _named_chars(tree))
         self.fold = fold
         self._chars: dict[int, frozenset[int]] = {}
-
-    # ----------------------------------------------------------------- sets
+        self.multiline = bool(tree.state.flags & _C.SRE_FLAG_MULTILINE) or _any_flag(
+            tree, _C.SRE_FLAG_MULTILINE)
+        self.exempt_ways = 1  # product of the ways of the exempt bounded repeats so far
 
     def single(self, op: str, av: Any) -> frozenset[int]:
         """The probe characters one single-character element matches."""
@@ -190,8 +212,6 @@ class _Shape:
                 break
         return found
 
-    # ----------------------------------------------------------------- the rule
-
     def scan(self, seq: list[Any], follow: frozenset[int], *, repeated: bool) -> None:
         """Check ``seq``; ``follow``: what can start after it, up to the next iteration of
         the innermost iterating repeat; ``repeated``: ``seq`` lies inside such a body."""
@@ -228,8 +248,10 @@ class _Shape:
             raise _Risk("an inner repeat inside a repeated group can take the same characters "
                         "as what follows it, so the text splits in exponentially many ways")
         iterates = high > 1 and name != "POSSESSIVE_REPEAT"
-        if iterates and not repeated and high != _MAX and self.ways(
-                ("R", av)) <= FEW_WAYS:  # a bounded repeat with few ways to match in all
+        if iterates and not repeated and high != _MAX and (
+                self.exempt_ways * self.ways(("R", av)) <= FEW_WAYS):
+            # a bounded repeat with few ways to match, counting those before it
+            self.exempt_ways *= self.ways(("R", av))
             self.scan(body, then, repeated=False)
             return
         if iterates and all(self.nullable(i) for i in body) and (
@@ -277,6 +299,43 @@ class _Shape:
             total = min(FEW_WAYS + 1, total * self.ways(item))
         return total
 
+    def degree(self, seq: list[Any]) -> None:
+        """Raise :class:`_Risk` when a chain of :data:`MAX_DEGREE` free repeats exists."""
+        at = [av.name for op, av in _flat(seq)[:1] if op.name == "AT"]
+        anchored = at == ["AT_BEGINNING_STRING"] or (at == ["AT_BEGINNING"] and not self.multiline)
+        self._chain(seq, 0 if anchored else 1, frozenset() if anchored else self.universe)
+
+    def _chain(self, seq: list[Any], k: int, common: frozenset[int]) -> tuple[int, Any]:
+        """Follow the chain of free repeats through ``seq`` (``k`` of them so far, sharing
+        the characters ``common``); return the chain at its end."""
+        for item in _flat(seq):
+            name, av = item[0].name, item[1]
+            if name in ("MAX_REPEAT", "MIN_REPEAT") and av[1] > SMALL_BOUND:
+                self._chain(list(av[2]), 0, frozenset())  # chains inside the body
+                takes = self.chars(av[2])
+                k, common = (k + 1, common & takes) if k and common & takes else (1, takes)
+                if k >= MAX_DEGREE:
+                    raise _Risk(_DEGREE.format(k=k, most=MAX_DEGREE - 1))
+            elif name in ("BRANCH", "GROUPREF_EXISTS"):
+                ends = [self._chain(list(alt), k, common) for alt in _children(name, av)]
+                if name == "GROUPREF_EXISTS" and av[2] is None:
+                    ends.append((k, common))
+                top = max(end[0] for end in ends)
+                k, common = top, frozenset().union(*(c for n, c in ends if n == top))
+            elif name in _REPEATS and name != "POSSESSIVE_REPEAT":  # a small repeat
+                for _ in range(min(int(av[1]), 2)):
+                    k, common = self._chain(list(av[2]), k, common)
+            elif name in ("ASSERT", "ASSERT_NOT", "ATOMIC_GROUP", "POSSESSIVE_REPEAT"):
+                for sub in _children(name, av):
+                    self._chain(list(sub), 0, frozenset())
+                if name in ("ATOMIC_GROUP", "POSSESSIVE_REPEAT") and not (
+                        common & self.chars([item])):
+                    k, common = 0, frozenset()
+            elif name != "AT" and not self.nullable(item) and not (
+                    common & self.chars([item])):
+                k, common = 0, frozenset()  # a separator the chain cannot take
+        return k, common
+
     def _branches(self, alts: list[list[Any]], then: frozenset[int]) -> None:
         seen: frozenset[int] = frozenset()
         empties = 0
@@ -305,6 +364,12 @@ def _children(name: str, av: Any) -> list[Any]:
     if name == "GROUPREF_EXISTS":
         return [av[1]] + ([av[2]] if av[2] is not None else [])
     return []
+
+
+def _flat(seq: Iterable[Any]) -> list[Any]:
+    """The elements of ``seq`` with its groups opened (a group matches once)."""
+    return [i for op, av in seq for i in (_flat(av[3]) if op.name == "SUBPATTERN"
+                                          else [(op, av)])]
 
 
 def _walk(tree: Any) -> Iterable[tuple[str, Any]]:

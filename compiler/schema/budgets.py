@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 from compiler.errors import ProjectionError
 from compiler.guards.regex_shape import backtracking_risk
@@ -295,33 +295,31 @@ def backtracking_patterns(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def uses_python_re(tp: Any) -> bool:
-    """Whether validating ``tp`` runs any ``pattern`` with Python's ``re``: it, or a model
-    or pydantic dataclass it refers to, sets ``regex_engine="python-re"``, or a field's
-    ``pattern`` is a compiled ``re.Pattern`` (pydantic then uses ``re`` whatever the
-    engine)."""
-    from pydantic import BaseModel
+def uses_python_re(tp: Any, core_schema: Any = None) -> bool:
+    """Whether validating ``tp`` runs any ``pattern`` with Python's ``re``.
 
-    stack, seen = [tp], set()
+    Reads the core schema pydantic builds for ``tp`` (``core_schema``, else
+    ``TypeAdapter(tp).core_schema``), which holds every type pydantic validates (models,
+    pydantic and stdlib dataclasses, TypedDicts, NamedTuples, containers of them): True
+    when some config or string schema there sets ``regex_engine="python-re"``, or a
+    ``pattern`` is a compiled ``re.Pattern`` (pydantic then uses ``re`` whatever the
+    engine). Conservative: one python-re model anywhere makes every pattern count."""
+    if core_schema is None:
+        from pydantic import TypeAdapter
+
+        core_schema = TypeAdapter(tp).core_schema
+    stack, seen = [core_schema], set()
     while stack:
         item = stack.pop()
+        if isinstance(item, re.Pattern):
+            return True
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(getattr(item, "pattern", None), re.Pattern):
-            return True
-        config = getattr(item, "__pydantic_config__", None)
-        if isinstance(item, type) and issubclass(item, BaseModel):
-            config = item.model_config
-        if isinstance(config, Mapping) and config.get("regex_engine") == "python-re":
-            return True
-        fields = getattr(item, "__pydantic_fields__", None)
-        if isinstance(item, type) and isinstance(fields, Mapping):
-            for info in fields.values():
-                stack.append(info.annotation)
-                stack.extend(info.metadata)
-        metadata = getattr(item, "metadata", None)
-        if isinstance(metadata, list):  # a FieldInfo inside Annotated
-            stack.extend(metadata)
-        stack.extend(get_args(item))
+        if isinstance(item, Mapping):
+            if item.get("regex_engine") == "python-re":
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
     return False

@@ -122,7 +122,7 @@ def _build_contract(tp: Any) -> OutputContract:
             f"that is NaN or infinite at {', '.join(bad[:5])} (JSON has no such number; "
             "use a finite bound, or none)"
         )
-    slow = backtracking_patterns(schema) if uses_python_re(tp) else []
+    slow = backtracking_patterns(schema) if uses_python_re(tp, adapter.core_schema) else []
     if slow:
         where = "; ".join(f"{at}: {why}" for at, why in slow[:5])
         raise ContractError(
