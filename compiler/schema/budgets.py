@@ -83,8 +83,16 @@ class BudgetCounter:
         left, so a 1,000,000-entry ``enum`` costs no more than the budget to refuse.
         """
         self.bytes += len(key)
-        if schema_slot(key, value) is None:
+        slot = schema_slot(key, value)
+        if slot is None:
             self.bytes += _data_bytes(value, self.budget.bytes - self.bytes + 1)
+        elif slot == "map":  # the names count too, each at its own pointer
+            for name in value:
+                self.bytes += len(str(name).encode("utf-8", "surrogatepass")) + 3
+                if self.bytes > self.budget.bytes:
+                    cut = "..." if len(str(name)) > 40 else ""  # a name, never data
+                    pointer = f"{pointer}/{escape_pointer(str(name)[:40])}{cut}"
+                    break
         if self.bytes > self.budget.bytes:
             self._over(pointer, f"more than {self.budget.bytes:,} bytes",
                        "long enum, const, default and examples values count too: shorten "
@@ -187,17 +195,14 @@ def alias_cycles(schema: Mapping[str, Any]) -> Iterator[str]:
     (or ``A`` referring to itself, whatever keywords stand beside the ``$ref``) asks
     for ``A`` to check ``A`` before anything else: no validator or projection ends.
     A reference under ``properties`` or ``items`` is recursion, not an alias, and is
-    fine. Nodes are the root (``#``) and the entries of ``$defs`` and ``definitions``.
+    fine. Nodes are every schema object, nested ``$defs`` included (``B = {"$ref":
+    "#/$defs/B/$defs/C"}``), so a reference to any pointer is followed.
 
     >>> defs = {"A": {"$ref": "#/$defs/A", "default": 1}}
     >>> print(next(alias_cycles({"$defs": defs}))[:34])
     /$defs/A: $defs alias cycle A -> A
     """
-    nodes: dict[str, Any] = {"#": schema}
-    for container in ("$defs", "definitions"):
-        defs = schema.get(container)
-        if isinstance(defs, Mapping):
-            nodes.update((f"#/{container}/{escape_pointer(str(n))}", d) for n, d in defs.items())
+    nodes: dict[str, Any] = {f"#{at}": node for at, node in walk_schema(schema)}
     edges = {ref: [t for t in _in_place_refs(node) if t in nodes] for ref, node in nodes.items()}
     state: dict[str, int] = {}  # 1 on the current path, 2 done
     for start in nodes:
