@@ -9,7 +9,8 @@ length under python-re), at most ``MAX_REPLY_ERRORS`` errors listed, and message
 composed from safe parts only: the path, the failed keyword and the schema's own value
 for it (never ``jsonschema``'s message, which quotes the value). ``pattern`` runs with
 the contract's engine: pydantic-core's ``rust-regex`` (linear time) for a default
-contract, Python's ``re`` for a python-re one (whose strings are bounded).
+contract, Python's ``re`` for a python-re one (whose strings are bounded), in
+``pattern``, ``patternProperties`` and ``additionalProperties`` alike.
 """
 
 from __future__ import annotations
@@ -165,7 +166,32 @@ def _validator(sha256: str, schema: Mapping[str, Any], python_re: bool) -> Any:
                 value, instance, python_re=python_re):
             yield ValidationError("does not match the pattern")
 
-    checker = validators.extend(Draft202012Validator, {"pattern": pattern})
+    def matched(key: str, schema: Mapping[str, Any]) -> bool:
+        return any(pattern_matches(p, key, python_re=python_re)
+                   for p in schema.get("patternProperties") or ())
+
+    def pattern_properties(validator: Any, value: Any, instance: Any, _schema: Any) -> Any:
+        if validator.is_type(instance, "object"):
+            for key_pattern, sub in value.items():
+                for key, item in instance.items():
+                    if pattern_matches(key_pattern, key, python_re=python_re):
+                        yield from validator.descend(item, sub, path=key,
+                                                     schema_path=key_pattern)
+
+    def additional(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        extras = [k for k in instance
+                  if k not in (schema.get("properties") or {}) and not matched(k, schema)]
+        if validator.is_type(value, "object"):
+            for key in extras:
+                yield from validator.descend(instance[key], value, path=key)
+        elif value is False and extras:
+            yield ValidationError("has a property the contract does not allow")
+
+    checker = validators.extend(Draft202012Validator, {
+        "pattern": pattern, "patternProperties": pattern_properties,
+        "additionalProperties": additional})
     found = _VALIDATORS[(sha256, python_re)] = checker(
         schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     return found
