@@ -48,6 +48,7 @@ is reported, at ``$``."""
 
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NON_FINITE = re.compile(r"NaN|Infinity")
+_BRACKET = re.compile(r"[\[\]{}]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CAP = 10**12
 
@@ -62,12 +63,10 @@ def check_text(text: str, *, python_re: bool, fan: int, values: int) -> bool:
     """
     bare = _STRING.sub('""', text)
     depth = deepest = 0
-    for char in bare:
-        if char in "[{":
-            depth += 1
+    if bare.count("[") + bare.count("{") > MAX_REPLY_DEPTH:  # else it cannot nest deeper
+        for mark in _BRACKET.finditer(bare):
+            depth += 1 if mark.group() in "[{" else -1
             deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
     if deepest > MAX_REPLY_DEPTH:
         raise ReplyValidationError([("$", (
             f"Reply nests {deepest:,} levels deep, more than the {MAX_REPLY_DEPTH} "
