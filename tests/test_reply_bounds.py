@@ -16,7 +16,8 @@ from typing_extensions import TypedDict
 
 from compiler.artifacts.lock_reply import contract_record
 from compiler.errors import ContractError, ProjectionError, ReplyValidationError
-from compiler.guards.regex_shape import MAX_DEGREE, backtracking_risk
+from compiler.guards.regex_degree import MAX_DEGREE
+from compiler.guards.regex_shape import backtracking_risk
 from compiler.reply.bounds import (
     MAX_ERROR_WORK,
     MAX_PYTHON_RE_CHARS,
@@ -301,3 +302,12 @@ def test_lock_reader_matches_keys_with_the_contracts_engine() -> None:
     assert _check(json.dumps({"aaa": 1}), schema) == {"aaa": 1}
     errors = _check_errors(json.dumps({"a" * 40 + "!": 1}), schema)  # rust-regex: linear
     assert errors == [("$", "Object has a property the contract does not allow")]
+
+
+def test_an_optional_separator_does_not_break_a_chain() -> None:
+    assert backtracking_risk(r"^a+-?a+-?a+$") is not None  # "aaaa" has no dash at all
+    assert backtracking_risk(r"^a+-a+-a+$") is None
+
+
+def test_deeply_nested_small_repeats_are_analysed_once_each() -> None:
+    assert backtracking_risk("(?:" * 40 + "a" + "){2}" * 40) is None  # memoised, not 2**40

@@ -28,12 +28,8 @@ digits and spaces, and every character the pattern names), so overlaps are found
 the characters that matter; a pattern the rule refuses may be safe, never the reverse
 for these shapes.
 
-Free repeats (more than :data:`SMALL_BOUND` times, backtracking) in a *chain*, each able
-to take a character all earlier ones can and the text between them too, split the text
-in ``n**k`` ways for ``k`` of them; an unanchored pattern (pydantic runs ``re.search``)
-starts with an implicit ``.*?``. A chain of :data:`MAX_DEGREE` is refused
-(``^[a-z]+[a-z0-9]*[a-z]+$``, unanchored ``\\d+\\d+x``); two pass (``\\d+x``) and are
-kept cheap by :data:`compiler.reply.bounds.MAX_PYTHON_RE_CHARS`. Pydantic's default
+The polynomial degree is bounded too (:mod:`compiler.guards.regex_degree`: a chain of
+three or more unbounded repeats that can take the same text is refused). Pydantic's default
 engine (``rust-regex``) runs in linear time and needs none of this.
 """
 
@@ -44,7 +40,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["FEW_WAYS", "MAX_DEGREE", "SMALL_BOUND", "backtracking_risk"]
+from compiler.guards.regex_degree import chain_risk
+from compiler.guards.regex_tree import REPEATS, SINGLE, children
+
+__all__ = ["FEW_WAYS", "SMALL_BOUND", "backtracking_risk"]
 
 SMALL_BOUND = 10
 """Most iterations allowed for a repeated part that can match the empty text."""
@@ -54,14 +53,9 @@ FEW_WAYS: int = 1 << SMALL_BOUND
 (``(a?){3}``: 8; ``(?:(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])[.]){3}``: 216) is exempt from the rule,
 while the product of the ways of the exempt repeats of the pattern stays within it."""
 
-MAX_DEGREE = 3
-"""The shortest chain of free repeats that is refused (``n**3`` splits of the text)."""
-
 _PARSER: Any = importlib.import_module("re._parser")  # no stub: typed as Any
 _C: Any = importlib.import_module("re._constants")
 _MAX = _C.MAXREPEAT
-_SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "ANY", "IN"})
-_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
 _CATEGORY = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
     "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_WORD": r"\w", "CATEGORY_NOT_WORD": r"\W",
@@ -70,11 +64,6 @@ _BASE = frozenset(range(0x250)) | frozenset(
     map(ord, "\u0660\u0669\u0966\u00a0\u1680\u2000\u2028\u2029\u3000\u0391\u03c9\u0416\u05d0"
              "\u0627\u4e2d\u3042\uac00\uff10\uffff\U0001f600")
 )
-
-
-_DEGREE = ("{k} unbounded repeats in a row can take the same characters, so matching takes "
-           "time growing as the text's length to the power {k}; at most {most} are allowed "
-           "(separate them by a character they cannot take)")
 
 
 class _Risk(Exception):
@@ -104,12 +93,11 @@ def backtracking_risk(pattern: str) -> str | None:
     try:
         shape = _Shape(tree)
         shape.scan(list(tree), frozenset(), repeated=False)
-        shape.degree(list(tree))
+        return chain_risk(shape, list(tree), SMALL_BOUND)
     except _Risk as risk:
         return str(risk)
     except RecursionError:
         return "the pattern nests too deeply to analyse"
-    return None
 
 
 class _Shape:
@@ -163,10 +151,10 @@ class _Shape:
         found: set[int] = set()
         for op, av in seq:
             name = op.name
-            if name in _SINGLE:
+            if name in SINGLE:
                 found |= self.single(name, av)
             else:
-                for sub in _children(name, av):
+                for sub in children(name, av):
                     found |= self.chars(sub)
         result = self._chars[key] = frozenset(found)
         return result
@@ -174,9 +162,9 @@ class _Shape:
     def nullable(self, item: tuple[Any, Any]) -> bool:
         """Whether one element can match the empty text."""
         name, av = item[0].name, item[1]
-        if name in _SINGLE:
+        if name in SINGLE:
             return False
-        if name in _REPEATS:
+        if name in REPEATS:
             return av[0] == 0 or all(self.nullable(i) for i in av[2])
         if name == "BRANCH":
             return any(all(self.nullable(i) for i in alt) for alt in av[1])
@@ -184,22 +172,22 @@ class _Shape:
             return av[2] is None or any(all(self.nullable(i) for i in alt)
                                         for alt in (av[1], av[2]))
         if name in ("SUBPATTERN", "ATOMIC_GROUP"):
-            return all(self.nullable(i) for i in _children(name, av)[0])
+            return all(self.nullable(i) for i in children(name, av)[0])
         return True  # AT, ASSERT, ASSERT_NOT, GROUPREF and anything else: may be empty
 
     def first(self, item: tuple[Any, Any]) -> frozenset[int]:
         """The probe characters a match of one element can start with."""
         name, av = item[0].name, item[1]
-        if name in _SINGLE:
+        if name in SINGLE:
             return self.single(name, av)
         if name in ("AT", "ASSERT", "ASSERT_NOT"):
             return frozenset()
         if name == "GROUPREF":
             return self.universe
-        if name in _REPEATS and av[1] == 0:
+        if name in REPEATS and av[1] == 0:
             return frozenset()
         found: frozenset[int] = frozenset()
-        for sub in _children(name, av):
+        for sub in children(name, av):
             found |= self.first_of(list(sub))
         return found
 
@@ -224,10 +212,10 @@ class _Shape:
             if name == "GROUPREF":
                 raise _Risk("a back-reference makes matching backtrack over every earlier "
                             "split of the text")
-            if name in _REPEATS:
+            if name in REPEATS:
                 self._repeat(name, av, then, repeated=repeated)
             elif name in ("BRANCH", "GROUPREF_EXISTS"):
-                alts = [list(alt) for alt in _children(name, av)]
+                alts = [list(alt) for alt in children(name, av)]
                 if name == "GROUPREF_EXISTS" and av[2] is None:
                     alts.append([])
                 if repeated:
@@ -269,9 +257,9 @@ class _Shape:
         """How many ways one element can match, capped just above :data:`FEW_WAYS`."""
         name, av = item[0] if isinstance(item[0], str) else item[0].name, item[1]
         cap = FEW_WAYS + 1
-        if name in _SINGLE or name in ("AT", "ASSERT", "ASSERT_NOT"):
+        if name in SINGLE or name in ("AT", "ASSERT", "ASSERT_NOT"):
             return 1
-        if name in ("R", *_REPEATS):
+        if name in ("R", *REPEATS):
             low, high, body = int(av[0]), int(av[1]), av[2]
             if high == _MAX:
                 return cap
@@ -286,11 +274,11 @@ class _Shape:
                     break
             return total
         if name in ("BRANCH", "GROUPREF_EXISTS"):
-            alts = _children(name, av)
+            alts = children(name, av)
             extra = 1 if name == "GROUPREF_EXISTS" and av[2] is None else 0
             return min(cap, extra + sum(min(cap, self.ways_of(alt)) for alt in alts))
         if name in ("SUBPATTERN", "ATOMIC_GROUP"):
-            return self.ways_of(_children(name, av)[0])
+            return self.ways_of(children(name, av)[0])
         return cap
 
     def ways_of(self, seq: Iterable[Any]) -> int:
@@ -298,43 +286,6 @@ class _Shape:
         for item in seq:
             total = min(FEW_WAYS + 1, total * self.ways(item))
         return total
-
-    def degree(self, seq: list[Any]) -> None:
-        """Raise :class:`_Risk` when a chain of :data:`MAX_DEGREE` free repeats exists."""
-        at = [av.name for op, av in _flat(seq)[:1] if op.name == "AT"]
-        anchored = at == ["AT_BEGINNING_STRING"] or (at == ["AT_BEGINNING"] and not self.multiline)
-        self._chain(seq, 0 if anchored else 1, frozenset() if anchored else self.universe)
-
-    def _chain(self, seq: list[Any], k: int, common: frozenset[int]) -> tuple[int, Any]:
-        """Follow the chain of free repeats through ``seq`` (``k`` of them so far, sharing
-        the characters ``common``); return the chain at its end."""
-        for item in _flat(seq):
-            name, av = item[0].name, item[1]
-            if name in ("MAX_REPEAT", "MIN_REPEAT") and av[1] > SMALL_BOUND:
-                self._chain(list(av[2]), 0, frozenset())  # chains inside the body
-                takes = self.chars(av[2])
-                k, common = (k + 1, common & takes) if k and common & takes else (1, takes)
-                if k >= MAX_DEGREE:
-                    raise _Risk(_DEGREE.format(k=k, most=MAX_DEGREE - 1))
-            elif name in ("BRANCH", "GROUPREF_EXISTS"):
-                ends = [self._chain(list(alt), k, common) for alt in _children(name, av)]
-                if name == "GROUPREF_EXISTS" and av[2] is None:
-                    ends.append((k, common))
-                top = max(end[0] for end in ends)
-                k, common = top, frozenset().union(*(c for n, c in ends if n == top))
-            elif name in _REPEATS and name != "POSSESSIVE_REPEAT":  # a small repeat
-                for _ in range(min(int(av[1]), 2)):
-                    k, common = self._chain(list(av[2]), k, common)
-            elif name in ("ASSERT", "ASSERT_NOT", "ATOMIC_GROUP", "POSSESSIVE_REPEAT"):
-                for sub in _children(name, av):
-                    self._chain(list(sub), 0, frozenset())
-                if name in ("ATOMIC_GROUP", "POSSESSIVE_REPEAT") and not (
-                        common & self.chars([item])):
-                    k, common = 0, frozenset()
-            elif name != "AT" and not self.nullable(item) and not (
-                    common & self.chars([item])):
-                k, common = 0, frozenset()  # a separator the chain cannot take
-        return k, common
 
     def _branches(self, alts: list[list[Any]], then: frozenset[int]) -> None:
         seen: frozenset[int] = frozenset()
@@ -349,35 +300,12 @@ class _Shape:
             seen |= start
 
 
-def _children(name: str, av: Any) -> list[Any]:
-    """The subpatterns directly inside one element."""
-    if name in _REPEATS:
-        return [av[2]]
-    if name == "SUBPATTERN":
-        return [av[3]]
-    if name == "ATOMIC_GROUP":
-        return [av]
-    if name in ("ASSERT", "ASSERT_NOT"):
-        return [av[1]]
-    if name == "BRANCH":
-        return list(av[1])
-    if name == "GROUPREF_EXISTS":
-        return [av[1]] + ([av[2]] if av[2] is not None else [])
-    return []
-
-
-def _flat(seq: Iterable[Any]) -> list[Any]:
-    """The elements of ``seq`` with its groups opened (a group matches once)."""
-    return [i for op, av in seq for i in (_flat(av[3]) if op.name == "SUBPATTERN"
-                                          else [(op, av)])]
-
-
 def _walk(tree: Any) -> Iterable[tuple[str, Any]]:
     stack = [tree]
     while stack:
         for op, av in stack.pop():
             yield op.name, av
-            stack.extend(_children(op.name, av))
+            stack.extend(children(op.name, av))
 
 
 def _named_chars(tree: Any) -> set[int]:
