@@ -14,11 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from compiler.errors import RepairsExhaustedError
+from compiler.errors import RepairsExhaustedError, ReplyValidationError
 
 # the reply side is imported by the methods that use it: a compile never loads it
 if TYPE_CHECKING:
-    from compiler.errors import ReplyValidationError
     from compiler.pricing.book import PriceBook
     from compiler.reply.classify import ErrorClass
     from compiler.reply.outcome import ParsedResponse
@@ -296,8 +295,14 @@ class CompiledRequest:
             A request whose ``repairs`` is one more; its ``attempts`` are empty.
 
         Raises:
-            RepairsExhaustedError: :attr:`retries` repair turns were already made.
+            RepairsExhaustedError: :attr:`retries` repair turns were already made (the
+                count carries across a downgrade, :meth:`after_error`; ``retries`` 0: never).
+            TypeError: ``error`` is not a :class:`ReplyValidationError`.
         """
+        if not isinstance(error, ReplyValidationError):
+            raise TypeError(f"repair() takes a ReplyValidationError, not "
+                            f"{type(error).__name__}: only invalid output is repaired (a "
+                            "refusal, a filter, a truncation or a provider error is not)")
         if self.repairs >= self.retries:
             raise RepairsExhaustedError(error.errors, repairs=self.repairs)
         from compiler.reply.outcome import forced_tool

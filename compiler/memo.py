@@ -152,8 +152,8 @@ class Memo:
         intent: the intent compiled (a hit must be this very object).
         prompt_ceiling: per attempt, the largest prompt estimate (tokens) that gives the
             same body.
-        instruction_tokens: per attempt, the estimate of the instruction message alone
-            (tokens).
+        instruction_tokens: per attempt, the estimate of the prompt besides the caller's
+            messages: the instruction message and the tool definitions (tokens).
         warns: whether any attempt has an adjustment the stage's policy warns about (the
             caller then calls :func:`compiler.policy.warn_for` per attempt).
         reports: the attempts' reports, in plan order.
@@ -192,15 +192,20 @@ class Memo:
 
 
 def make_memo(
-    intent: Intent, compiled: CompiledRequest, instructions_text: Sequence[str | None],
+    intent: Intent, compiled: CompiledRequest, instruction_tokens: Sequence[int],
     prompt_ceiling: Sequence[int], warns: bool,
 ) -> Memo | None:
     """Memoise ``compiled`` (a plan whose attempt ``i`` carries attempts ``i+1...``), or
-    return ``None`` when its attempts are not that chain."""
+    return ``None`` when its attempts are not that chain.
+
+    Args:
+        instruction_tokens: per attempt, the estimate (tokens) of what the prompt holds
+            besides the caller's messages (the instruction message, the tool definitions).
+        prompt_ceiling: per attempt, the largest prompt estimate giving the same body.
+        warns: whether the stage's policy warns about an adjustment of any attempt.
+    """
     plan = compiled.plan
     if any(a.attempts != plan[i + 1:] for i, a in enumerate(plan)):
         return None
-    tokens = tuple(estimate_prompt_tokens([] if t is None else [{"content": t}])
-                   for t in instructions_text)
-    return Memo(intent, tuple(prompt_ceiling), tokens, warns,
+    return Memo(intent, tuple(prompt_ceiling), tuple(instruction_tokens), warns,
                 tuple(a.report for a in plan), tuple(_Recipe.of(a) for a in reversed(plan)))

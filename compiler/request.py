@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from compiler.compiled import CompiledRequest, Origin
-from compiler.errors import NoEndpointError
+from compiler.errors import NoEndpointError, ToolError
 from compiler.intent import COVERAGES, RUNGS, Intent
 from compiler.kinds import policy_key_problem
 from compiler.memo import Memo, make_memo
+from compiler.passes.budget import estimate_prompt_tokens, tools_tokens
 from compiler.policy import check_refused, warn_for, warns
 from compiler.pricing.book import PriceBook, price_book
+from compiler.reply.repair import content_form
 from compiler.report import Adjustment
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
@@ -64,7 +66,13 @@ def _intent(registry: Registry, stage: str) -> Intent:
             problem = policy_key_problem(key)
             if problem is not None and registry.stages_file is not None:
                 raise registry.stages_file.document.error(problem, ("stages", stage, "policy", key))
-        found = Intent.from_stage(stage, decl, base_dir=registry.stage_dir())
+        try:
+            found = Intent.from_stage(stage, decl, base_dir=registry.stage_dir())
+        except ToolError as exc:
+            if registry.stages_file is None:
+                raise
+            raise registry.stages_file.document.error(
+                str(exc), ("stages", stage, *exc.at)) from exc
         cache[stage] = found
     return found
 
@@ -95,6 +103,9 @@ def compile_request(
 
     Raises:
         UnknownStageError: the stage is not declared (carries close matches).
+        DeclarationError: a tool of the named stage does not load or normalise, or its
+            ``tool_choice`` is malformed (``stages.yaml:LINE:COL: stages.NAME.tools[0]...``;
+            the :class:`ToolError` is chained).
         UnknownModelError: the model is in no metadata and not declared whole.
         ContractError: the stage's contract does not import.
         ProjectionError: the contract cannot be projected (external ``$ref``).
@@ -106,7 +117,8 @@ def compile_request(
         UnsupportedModalityError: the model's output modalities exclude text.
         ConversationError: the messages break a pre-send rule (roles, tool calls and
             results, content parts; docs/tools.md).
-        ToolError: a tool's schema cannot be projected.
+        ToolError: a tool of an :class:`Intent` fails as :class:`Tool` says, or its schema
+            cannot be expressed in the model's dialect (recursion without ``$ref``).
         ValueError: ``coverage`` is neither ``full`` nor ``first``.
 
     >>> # req = compile_request("classify", "openai/gpt-4o-mini", [{"role": "user", ...}])
@@ -185,8 +197,12 @@ def _compile(
     if plain and replayable and all(c is not None for c in ceilings):
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
-        made = make_memo(intent, compiled, [s.instructions_text for s in singles],
-                         [c for c in ceilings if c is not None],
+        # per attempt, the estimate of the instruction message and the tool definitions
+        # (tokens): the part of the prompt that is not the caller's
+        shown = [estimate_prompt_tokens([] if s.instructions_text is None else
+                                        [{"content": s.instructions_text}])
+                 + tools_tokens(s.compiled.body.get("tools")) for s in singles]
+        made = make_memo(intent, compiled, shown, [c for c in ceilings if c is not None],
                          any(warns(intent, a.report) for a in compiled.plan))
         if made is not None:
             memo[key] = made
@@ -208,14 +224,16 @@ def _loop_ready(
         provider = dict(intent.provider or {})
         if request.endpoints:
             provider.update(only=list(request.endpoints), allow_fallbacks=False)
-        messages = request.body.get("messages", [])[1 if request.instructions else 0:]
+        sent = request.body.get("messages", [])
+        turns = request.repair_turns  # recompiled from the caller's messages, then put back
+        messages = sent[1 if request.instructions else 0:len(sent) - len(turns)]
         again = _compile(registry, replace(intent, ceiling=lower, provider=provider or None),
                          model, messages, coverage, stage_name)
         note = Adjustment(
             kind="output.downgraded_after_error", path="response_format", requested=rung,
             applied=again.rung, reason=f"the provider answered that rung {rung} is not "
             f"supported; recompiled with ceiling {lower}")
-        return _with_adjustment(again, note)
+        return _with_repairs(_with_adjustment(again, note), request)
 
     origin = Origin(prices=prices, downgrade=downgrade)
 
@@ -238,6 +256,24 @@ def _with_adjustment(compiled: CompiledRequest, note: Adjustment) -> CompiledReq
                          report=replace(report, adjustments=(*report.adjustments, note))),
                  *later)
     return later[0]
+
+
+def _with_repairs(compiled: CompiledRequest, before: CompiledRequest) -> CompiledRequest:
+    """Carry the repair turns made before a downgrade (and their count: the bound on
+    repairs counts across downgrades) into every attempt of the downgraded request."""
+    if not before.repairs and not before.repair_turns:
+        return compiled
+
+    def carry(attempt: CompiledRequest) -> CompiledRequest:
+        # Below rung tool there is no forced tool for a tool-form turn to answer.
+        turns = tuple(before.repair_turns if attempt.rung == "tool"
+                      else content_form(before.repair_turns))
+        body = {**attempt.body, "messages": [*attempt.body.get("messages", []),
+                                             *(dict(t) for t in turns)]}
+        return replace(attempt, body=body, repairs=before.repairs, repair_turns=turns,
+                       attempts=tuple(carry(a) for a in attempt.attempts))
+
+    return carry(compiled)
 
 
 def _rewritten(message: Mapping[str, Any]) -> bool:

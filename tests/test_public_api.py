@@ -77,7 +77,7 @@ def test_compile_imports_only_what_it_runs() -> None:
               "compiler.cli.refresh", "compiler.cli.reply", "compiler.artifacts.lock",
               "compiler.artifacts.lock_schema", "compiler.artifacts.audit",
               "compiler.page.page", "compiler.page.page_data", "compiler.reply.outcome",
-              "compiler.reply.repair", "compiler.pricing.cost", "compiler.cli.compile")
+              "compiler.reply.response", "compiler.pricing.cost", "compiler.cli.compile")
     assert _loaded_by_compile("classify_ticket", others, "--no-cache") == [
         "compiler.cli.compile"]
 
@@ -85,10 +85,11 @@ def test_compile_imports_only_what_it_runs() -> None:
 PUBLIC_API = {
     "compiler": [
         "Adjustment", "AdjustmentRefused", "AdjustmentReport", "AdjustmentWarning",
-        "CompiledRequest", "CompilerError", "ContractError", "ErrorVerdict", "Intent",
-        "NoEndpointError", "OutputContract", "ParsedResponse", "ProjectionError",
-        "PromptTooLongError", "ProviderError", "RepairsExhaustedError", "ReplyTruncatedError",
-        "ReplyValidationError", "RouteRow", "Usage", "UsageCost", "compile_request",
+        "CompiledRequest", "CompilerError", "ContractError", "ConversationError",
+        "ErrorVerdict", "Intent", "NoEndpointError", "OutputContract", "ParsedResponse",
+        "ProjectionError", "PromptTooLongError", "ProviderError", "RepairsExhaustedError",
+        "ReplyBlockedError", "ReplyTruncatedError", "ReplyValidationError", "RouteRow",
+        "Tool", "ToolCall", "ToolError", "Usage", "UsageCost", "compile_request",
         "default_registry",
     ],
     "registry": [

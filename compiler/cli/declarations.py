@@ -34,7 +34,8 @@ def register(sub: Any) -> dict[str, Handler]:
     check = sub.add_parser(
         "check",
         help="validate models.yaml and stages.yaml and cross-check them with metadata",
-        description="Validate both YAML files, import every stage's contract, and check "
+        description="Validate both YAML files, import every stage's contract and project "
+        "it as its compiles would (the json dialect and each listed model's), and check "
         "that every model id they name is published or declared whole. Exit 0 when all "
         "is well, 2 when a problem was found.",
     )
@@ -83,6 +84,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
             "metadata": registry.catalog.describe(),
             "declared_only": model.declared_only,
             "declared_in": _declared_in(registry, model),
+            "alias_target": model.alias_target,
+            "notes": list(model.metadata_notes),
             "values": rows,
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -95,6 +98,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
               f"{registry.catalog.describe()})")  # fmt: skip
     else:
         print(f"metadata: {registry.catalog.describe()}")
+    if model.alias_target is not None:
+        print(f"alias of: {model.alias_target} (published alias_target; its declarations apply)")
+    for note in model.metadata_notes:
+        print(f"note: {note}")
     width = max(len(r["path"]) for r in rows)
     for row in rows:
         value = json.dumps(row["value"], ensure_ascii=False)
@@ -103,10 +110,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from compiler.errors import ContractError
+    from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
-    from registry.resolve.checks import check_model_ids
+    from registry.resolve.checks import check_model_ids, metadata_notes
 
     registry = load_registry(args)
     if registry.models_file is None and registry.stages_file is None:
@@ -125,13 +132,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
                     str(stages.document.error(problem, ("stages", name, "policy", key)))
                 )
         try:
-            Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
+            intent = Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
         except ContractError as exc:
             assert stages is not None
             problems.append(str(stages.document.error(str(exc), ("stages", name, "contract"))))
+            continue
+        except ToolError as exc:
+            assert stages is not None
+            problems.append(str(stages.document.error(str(exc), ("stages", name, *exc.at))))
+            continue
+        if intent.contract is not None and stages is not None:
+            problems.extend(
+                str(stages.document.error(problem, ("stages", name, "contract")))
+                for problem in _contract_problems(registry, name, intent))
+    notes = metadata_notes(registry)
     if args.json:
-        print(json.dumps({"ok": not problems, "problems": problems}, indent=2))
-    elif problems:
+        print(json.dumps({"ok": not problems, "problems": problems, "notes": notes}, indent=2))
+        return EXIT_INPUT if problems else EXIT_OK
+    for note in notes:
+        print(f"capc: note: {note}", file=sys.stderr)
+    if problems:
         for problem in problems:
             print(f"capc: error: {problem}", file=sys.stderr)
     else:
@@ -141,6 +161,36 @@ def _cmd_check(args: argparse.Namespace) -> int:
             f"checked against {registry.catalog.describe()}"
         )
     return EXIT_INPUT if problems else EXIT_OK
+
+
+def _contract_problems(registry: Any, stage: str, intent: Any) -> list[str]:
+    """Why compiling ``stage`` refuses its contract, one line per cause: the projection's
+    refusals (budget, external references, alias cycles, ...) under ``json``, which every
+    compile shows, and, when the stage asks for rung ``schema``, under the dialect of
+    each model it lists (a compile projects for that dialect first)."""
+    from compiler.errors import CompilerError
+    from compiler.schema.dialects import get_dialect
+    from compiler.schema.projection import project
+    from registry.errors import RegistryError
+
+    users: dict[str, list[str]] = {"json": []}
+    if intent.effective_ceiling == "schema":
+        for model_id in registry.stage(stage).models:
+            try:
+                dialect = registry.resolve(model_id, stage).dialect
+            except RegistryError:  # an unknown id: check_model_ids reports it
+                continue
+            users.setdefault(dialect, []).append(model_id)
+    found: dict[str, str] = {}
+    for dialect, models in users.items():
+        try:
+            project(intent.contract, get_dialect(dialect))
+        except CompilerError as exc:
+            where = ("every compile" if not models else
+                     f"compiles for {', '.join(models)} ({dialect} dialect)")
+            found.setdefault(str(exc), where)
+    return [f"contract {intent.contract.name}: {where} refused: {message}"
+            for message, where in found.items()]
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
