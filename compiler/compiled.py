@@ -107,7 +107,10 @@ class CompiledRequest:
     """A compiled OpenRouter chat-completions request and how it was made.
 
     Attributes:
-        body: the JSON-ready ``POST /api/v1/chat/completions`` body.
+        body: the JSON-ready ``POST /api/v1/chat/completions`` body, the caller's to
+            edit, except the schemas inside (``response_format.json_schema.schema``,
+            ``tools[].function.parameters``): read-only ``FrozenDict``s shared by every
+            request of that projection (``copy.deepcopy(body)`` is mutable throughout).
         report: every adjustment, the enforcement rung, the metadata source.
         instructions: the message the compiler adds before the caller's messages
             (``{"role": "system", "content": ...}``), or ``None`` without a contract.
