@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Literal, NamedTuple, Union
+from typing import Annotated, Any, Literal, NamedTuple, Union
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
@@ -97,7 +97,8 @@ def test_a_long_string_under_python_re_is_refused_before_the_pattern_runs() -> N
 
 
 def test_a_long_key_under_python_re_is_refused() -> None:
-    keyed = create_model("Keyed", __config__=PYTHON_RE, d=(dict[str, int], ...))
+    key = Annotated[str, Field(pattern=r"^k+$")]
+    keyed = create_model("Keyed", __config__=PYTHON_RE, d=(dict[key, int], ...))  # type: ignore[valid-type]
     [(path, message)] = _errors(json.dumps({"d": {"k" * (MAX_PYTHON_RE_CHARS + 1): 1}}), keyed)
     assert path == "$.d[*]" and "Key is 10,001 characters" in message
 
@@ -311,3 +312,8 @@ def test_an_optional_separator_does_not_break_a_chain() -> None:
 
 def test_deeply_nested_small_repeats_are_analysed_once_each() -> None:
     assert backtracking_risk("(?:" * 40 + "a" + "){2}" * 40) is None  # memoised, not 2**40
+
+
+def test_no_string_bound_without_any_pattern() -> None:
+    free = create_model("Free", __config__=PYTHON_RE, x=(str, ...))
+    assert len(_parse(json.dumps({"x": "a" * (MAX_PYTHON_RE_CHARS + 1)}), free).x) == 10_001

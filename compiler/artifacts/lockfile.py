@@ -27,6 +27,7 @@ from typing import Any
 from compiler.artifacts.lock import LockFileError, read_lock
 from compiler.compiled import OPENAI_SDK_PARAMETERS
 from compiler.errors import ReplyValidationError
+from compiler.reply.bounds import has_patterns
 from compiler.reply.schema_check import check_reply
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import freeze_json
@@ -240,7 +241,8 @@ class Lock:
         record = self.document["contracts"][recipe["contract"]]
         return check_reply(
             text, schema=record["schema"], sha256=recipe["contract"],
-            python_re=record.get("regex_engine") == "python-re",
+            python_re=record.get("regex_engine") == "python-re"
+            and has_patterns(recipe["contract"], record["schema"]),
             strip_fence=recipe["strip_fence"], projection=projection,
             wrapper=recipe["wrapped_root"])
 

@@ -10,8 +10,9 @@ path (:meth:`compiler.artifacts.lockfile.LockedRequest.parse_reply` with
 * :data:`MAX_ERROR_WORK`: the reply's values times the contract's *fan-out*
   (:func:`fan_out`), an upper bound on the errors validation can build;
 * no ``NaN`` or ``Infinity`` (not JSON; reported at the value's path);
-* under ``regex_engine="python-re"``, no string or key longer than
-  :data:`MAX_PYTHON_RE_CHARS` characters (a backtracking engine's time grows with it).
+* under ``regex_engine="python-re"``, when the schema has any pattern
+  (:func:`has_patterns`), no string or key longer than :data:`MAX_PYTHON_RE_CHARS`
+  characters (a backtracking engine's time grows with it).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.errors import ReplyValidationError
+from compiler.schema.walk import walk_schema
 
 __all__ = ["MAX_ERRORS_READ", "MAX_ERROR_WORK", "MAX_PYTHON_RE_CHARS", "MAX_REPLY_DEPTH",
-           "check_data", "check_text", "fan_out", "json_path"]
+           "check_data", "check_text", "fan_out", "has_patterns", "json_path"]
 
 MAX_REPLY_DEPTH = 128
 """The deepest nesting of arrays and objects a reply may have (``[[1]]`` is 2 levels)."""
@@ -122,6 +124,19 @@ def json_path(path: str, key: str) -> str:
     if _IDENTIFIER.match(key):
         return f"{path}.{key}"
     return path + "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+
+
+_PATTERNED: dict[str, bool] = {}
+
+
+def has_patterns(sha256: str, schema: Mapping[str, Any]) -> bool:
+    """Whether the schema holds any ``pattern`` or ``patternProperties`` (once per hash):
+    without one, no string is matched, so the python-re length bound does not apply."""
+    found = _PATTERNED.get(sha256)
+    if found is None:
+        found = _PATTERNED[sha256] = any(
+            "pattern" in node or "patternProperties" in node for _, node in walk_schema(schema))
+    return found
 
 
 _FANS: dict[str, int] = {}

@@ -26,7 +26,14 @@ from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from compiler.errors import ContractError, ReplyValidationError
-from compiler.reply.bounds import MAX_ERRORS_READ, check_data, check_text, fan_out, json_path
+from compiler.reply.bounds import (
+    MAX_ERRORS_READ,
+    check_data,
+    check_text,
+    fan_out,
+    has_patterns,
+    json_path,
+)
 from compiler.reply.messages import constraints_of, safe_message
 from compiler.reply.null_plan import null_plan, undo_nulls
 from compiler.schema.budgets import uses_python_re
@@ -152,7 +159,8 @@ _PYTHON_RE: dict[str, bool] = {}
 def _python_re(contract: OutputContract) -> bool:
     found = _PYTHON_RE.get(contract.sha256)
     if found is None:
-        found = _PYTHON_RE[contract.sha256] = uses_python_re(
+        found = _PYTHON_RE[contract.sha256] = has_patterns(
+            contract.sha256, contract.schema) and uses_python_re(
             contract.target, contract.adapter.core_schema)
     return found
 
