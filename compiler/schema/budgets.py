@@ -280,7 +280,8 @@ def backtracking_patterns(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
     (``rust-regex``) runs in linear time. The rule is structural and conservative
     (:func:`compiler.guards.regex_shape.backtracking_risk`): a repeated group holding a
     repeat or an alternation that can split the same text two ways, an optional part
-    repeated more than a few times, or a back-reference.
+    repeated more than a few times, a back-reference, or a chain of three or more
+    unbounded repeats that can take the same text (:mod:`compiler.guards.regex_degree`).
 
     >>> backtracking_patterns({"properties": {"a": {"pattern": "^(a|a)*$"}}})[0][0]
     '/properties/a/pattern'

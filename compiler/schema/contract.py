@@ -127,7 +127,7 @@ def _build_contract(tp: Any) -> OutputContract:
         where = "; ".join(f"{at}: {why}" for at, why in slow[:5])
         raise ContractError(
             f"{label} cannot be used as an output contract: with regex_engine='python-re' "
-            f"a pattern can take exponential time on a short reply ({where}); use "
+            f"a pattern can take exponential or high polynomial time on a reply ({where}); use "
             "pydantic's default regex engine (rust-regex, linear time), or rewrite the "
             "pattern (docs/contracts.md, Limits)"
         )
