@@ -35,8 +35,16 @@ _SEED = "bundled seed"
 
 
 def _sha256_file(path: Path) -> str | None:
+    """The file's SHA-256, streamed; ``None`` when it cannot be read or is not a regular
+    file (a device such as ``/dev/zero`` or a FIFO is never opened: it would not end)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        if not path.is_file():
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
     except OSError:
         return None
 

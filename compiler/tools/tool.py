@@ -17,7 +17,10 @@ required and the object closed (:meth:`Tool.from_properties`). Normalisation che
   with ``#``);
 * the description is sent once: the schema root's ``description`` is the tool's
   description when none is given (a model's docstring), and it is removed from the
-  schema when it says the same as the tool's description.
+  schema when it says the same as the tool's description; so is the same text in the
+  definition a root ``$ref`` was inlined from (a self-recursive model's ``$defs/Node``,
+  whose copy the root is), and that definition is dropped when nothing refers to it
+  any more (a root ``$ref`` that was not recursive).
 
 Defaults in the schema are annotations: they are stripped by the projection and never
 injected into arguments.
@@ -186,6 +189,7 @@ def _normalised(
     if isinstance(said, str) and description in (None, said):
         description = said
         root = {k: v for k, v in root.items() if k != "description"}
+    root = _prune_inlined(root, schema, description)
     frozen = freeze_json(root)
     return frozen, canonical_sha256(frozen), description
 
@@ -233,6 +237,30 @@ def _inline_root(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
         node = {**dict(target), **siblings}
     raise ToolError(f"tool {name!r}: the root $ref chain is longer than 32 references",
                     at=("input_schema", "$ref"))
+
+
+def _prune_inlined(
+    root: dict[str, Any], schema: Mapping[str, Any], description: str | None
+) -> dict[str, Any]:
+    """The definition a root ``$ref`` named (one ``#/$defs/X`` or ``#/definitions/X``
+    step): without the tool's description, and dropped when no ``$ref`` names it."""
+    ref = schema.get("$ref")
+    steps = _steps(ref[1:]) if isinstance(ref, str) and ref.startswith("#/") else []
+    if len(steps) != 2 or steps[0] not in ("$defs", "definitions"):
+        return root
+    defs = root.get(steps[0])
+    target = defs.get(steps[1]) if isinstance(defs, Mapping) else None
+    if not isinstance(defs, Mapping) or not isinstance(target, Mapping):
+        return root
+    defs = dict(defs)
+    if description is not None and target.get("description") == description:
+        defs[steps[1]] = {k: v for k, v in target.items() if k != "description"}
+    if not any(node.get("$ref") == ref for _, node in walk_schema(root)):
+        del defs[steps[1]]
+    out = {k: v for k, v in root.items() if k != steps[0]}
+    if defs:
+        out[steps[0]] = defs
+    return out
 
 
 #: Root keywords that may differ beside a root ``$ref`` and in its target (the root's win).
