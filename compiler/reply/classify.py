@@ -36,12 +36,14 @@ How a class is found, in this order:
     a 404 or 503 saying no endpoint or provider can serve the routing.
 ``structured_output_unsupported``
     a 400, 404, 422 or 501 whose message, or upstream error message (``metadata.raw``:
-    its ``error.message`` / ``message`` when it is JSON, else its text), states in one
-    clause that a structured-output feature (``response_format``, ``json_schema``,
-    ``json_object``, structured outputs, JSON mode, ``tool_choice``, a forced tool) is
-    unsupported, where that clause is not inside a quoted phrase (a quoted prompt) and
-    the upstream error names no other request ``param``. An *invalid* schema is not this
-    class.
+    its ``error.message`` / ``message`` when it is JSON, else its text) has a clause
+    (split at ``,`` ``;`` ``but`` ``however`` ``while`` ``whereas``, sentence ends and line
+    breaks, after quoted phrases in ASCII, curly or other Unicode quotes are removed)
+    whose subject or object is a structured-output feature (``response_format``,
+    ``json_schema``, ``json_object``, structured outputs, JSON mode, ``tool_choice``, a
+    forced tool) and that says it is unsupported, where no field path other than a
+    structured-output one leads the clause (``messages[0].content:``) and the upstream
+    error names no other request ``param``. An *invalid* schema is not this class.
 ``invalid_request``
     any other 4xx (including 403 guardrail or moderation blocks and 413).
 ``server``
@@ -49,7 +51,9 @@ How a class is found, in this order:
 ``unknown``
     anything else (an error object with no numeric code and no telling field).
 
-``metadata.raw`` is read for ``structured_output_unsupported`` only; only that class may
+A body or ``metadata.raw`` nested deeper than :data:`MAX_ERROR_DEPTH` is read as text
+(never a ``RecursionError``). ``metadata.raw`` is read for
+``structured_output_unsupported`` only; only that class may
 lead to a downgrade. The classifier never copies ``metadata.raw`` or moderation's
 ``flagged_input`` into :attr:`ErrorClass.detail` (they can quote the caller's prompt).
 """
