@@ -268,3 +268,90 @@ def test_tool_call_arguments(tool: Tool, arguments: Any, path: str, says: str) -
     assert call.errors[0][0] == path and says in call.errors[0][1]
     shown = repr(call.errors)
     assert "aaa" not in shown and "ZZ" not in shown and "zz-secret" not in shown
+
+
+# ------------------------------------------------------------------------- smaller ones
+
+
+def test_a_one_character_refusal_is_singular() -> None:
+    from compiler.errors import ReplyBlockedError
+
+    one = ReplyBlockedError(reason="refused", finish_reason="stop", refusal="x")
+    assert "1 character," in str(one)
+    assert "2 characters," in str(ReplyBlockedError(reason="refused", finish_reason="stop",
+                                                     refusal="xy"))
+
+
+def test_a_tool_schema_file_change_is_not_called_a_contract_module() -> None:
+    from compiler.artifacts.lock_inputs import input_changes
+
+    lines = input_changes({"contracts": {"schemas/q.json": "a"}},
+                          {"contracts": {"schemas/q.json": "b", "contracts/x.py": "c"}})
+    assert any(line.startswith("tool schema file schemas/q.json") for line in lines)
+    assert any(line.startswith("contract module contracts/x.py") for line in lines)
+
+
+def _check(tmp_path: Path, shared_dir: Path, stages: str,
+           capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from compiler.cli.main import main
+
+    (tmp_path / "stages.yaml").write_text(stages, encoding="utf-8")
+    code = main(["check", "--stages", str(tmp_path / "stages.yaml"),
+                 "--models", str(ROOT / "models.yaml"),
+                 "--metadata", str(shared_dir / "models-2026-08-19.json")])
+    return code, capsys.readouterr().err
+
+
+def test_a_duplicate_tool_name_names_the_tool_at_the_second_entry(
+    tmp_path: Path, shared_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _check(tmp_path, shared_dir, (
+        "stages:\n  s:\n    output_tokens: 100\n    tools:\n      - name: q\n"
+        "        properties: {a: {type: integer}}\n      - name: q\n"
+        "        properties: {a: {type: integer}}\n"), capsys)
+    assert code == 2 and ":7:" in err and "tools[1].name" in err and "'q'" in err
+
+
+def test_a_module_schema_in_the_stages_folder_gets_a_hint(
+    tmp_path: Path, shared_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "capc_tools_1617b").mkdir()
+    (tmp_path / "capc_tools_1617b" / "__init__.py").write_text("BIG = {}\n", encoding="utf-8")
+    code, err = _check(tmp_path, shared_dir, (
+        "stages:\n  s:\n    output_tokens: 100\n    tools:\n      - name: q\n"
+        "        input_schema: capc_tools_1617b:BIG\n"), capsys)
+    assert code == 2 and "not on the import path" in err and "PYTHONPATH" in err
+
+
+def test_capc_check_reports_a_recursive_tool_a_dialect_refuses(
+    tmp_path: Path, shared_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "tree_1617b.py").write_text(
+        "from __future__ import annotations\nfrom pydantic import BaseModel\n\n\n"
+        "class Node(BaseModel):\n    title: str\n    children: list[Node] = []\n",
+        encoding="utf-8")
+    code, err = _check(tmp_path, shared_dir, (
+        "stages:\n  s:\n    output_tokens: 100\n    models:\n"
+        "      - google/gemini-2.5-pro\n      - openai/gpt-4o-mini\n    tools:\n"
+        "      - model: tree_1617b.py:Node\n"), capsys)
+    assert code == 2 and "recursive" in err and "google/gemini-2.5-pro" in err
+    assert "openai/gpt-4o-mini" not in err
+
+
+def test_a_mapping_as_an_intent_tool_is_a_tool_error() -> None:
+    from compiler.intent import Intent
+
+    with pytest.raises(ToolError, match=r"tools\[0\] is a dict, not a Tool"):
+        Intent(stage="s", tools=({"name": "x"},))  # type: ignore[arg-type]
+
+
+def test_a_marker_on_a_dropped_part_is_reported(snapshot: Registry) -> None:
+    messages = [{"role": "user", "content": [
+        {"type": "text", "text": "hi"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"},
+         "cache_control": {"type": "ephemeral"}}]}]
+    req = compile_request("classify_ticket", "deepseek/deepseek-chat-v3.1", messages,
+                          registry=snapshot)
+    rows = {(a.kind, a.path) for a in req.report.adjustments}
+    assert ("messages.part_dropped", "messages[0].content[1]") in rows
+    assert ("messages.breakpoint_dropped", "messages[0].content[1].cache_control") in rows

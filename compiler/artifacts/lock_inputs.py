@@ -287,6 +287,8 @@ def input_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     was, now = old.get("contracts") or {}, new.get("contracts") or {}
     for path in sorted(set(was) | set(now)):
         if was.get(path) != now.get(path):
-            lines.append(f"contract module {path}: {_short(was.get(path))} -> "
+            what = ("tool schema file" if str(path).lower().endswith(".json")
+                    else "contract module")
+            lines.append(f"{what} {path}: {_short(was.get(path))} -> "
                          f"{_short(now.get(path))}")
     return lines

@@ -272,12 +272,20 @@ def check_tools(tools: Sequence[Tool], reserved: Iterable[str] = ()) -> None:
     """Refuse duplicate names, and names in ``reserved`` (the output tool's).
 
     Raises:
-        ToolError: the first duplicate or reserved name (``at``: ``("tools", index,
-            "name")``).
+        ToolError: an entry that is not a :class:`Tool` (a mapping or a model class given
+            as is: ``at`` ``("tools", index)``), or the first duplicate or reserved name
+            (``at``: ``("tools", index, "name")``).
     """
     seen: set[str] = set()
     taken = set(reserved)
+    if not isinstance(tools, Sequence) or isinstance(tools, str | bytes):
+        raise ToolError(f"tools must be a tuple of Tool objects, not {type(tools).__name__}",
+                        at=("tools",))
     for index, tool in enumerate(tools):
+        if not isinstance(tool, Tool):
+            raise ToolError(f"tools[{index}] is a {type(tool).__name__}, not a Tool: build "
+                            "it with Tool.from_model(Model), Tool.from_schema(name, schema) "
+                            "or Tool.from_properties(name, properties)", at=("tools", index))
         if tool.name in seen:
             raise ToolError(f"two tools are named {tool.name!r}; tool names must be unique",
                             at=("tools", index, "name"))
@@ -320,7 +328,7 @@ def _tool_of(decl: Any, base_dir: Path) -> Tool:
         return Tool.from_file(decl.name, schema, description=decl.description,
                               base_dir=base_dir)
     if isinstance(schema, str):
-        schema = _imported_schema(decl.name, schema)
+        schema = _imported_schema(decl.name, schema, base_dir)
     return Tool.from_schema(decl.name, schema, description=decl.description)
 
 
@@ -338,7 +346,7 @@ def _entry_key(decl: Any, at: tuple[str | int, ...]) -> tuple[str | int, ...]:
     return at or ("input_schema",)
 
 
-def _imported_schema(name: str, spec: str) -> Any:
+def _imported_schema(name: str, spec: str, base_dir: Path | None = None) -> Any:
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
         raise ToolError(f"tool {name!r}: input_schema {spec!r} is neither a JSON Schema "
@@ -348,6 +356,14 @@ def _imported_schema(name: str, spec: str) -> Any:
         for part in attr.split("."):
             target = getattr(target, part)
     except Exception as exc:
+        hint = ""
+        root = module.split(".")[0]
+        if (isinstance(exc, ModuleNotFoundError) and exc.name == root and base_dir is not None
+                and ((base_dir / root).is_dir() or (base_dir / f"{root}.py").is_file())):
+            # as for a contract, the module form is imported from the import path only
+            hint = (f"; {root!r} is in the stages.yaml folder ({base_dir}), which is not "
+                    "on the import path: add that folder to PYTHONPATH, or give the "
+                    "schema as a .json file or through a tool 'model'")
         raise ToolError(f"tool {name!r}: input_schema {spec!r} cannot be imported: "
-                        f"{type(exc).__name__}: {exc}") from exc
+                        f"{type(exc).__name__}: {exc}{hint}") from exc
     return target
