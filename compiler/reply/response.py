@@ -92,12 +92,13 @@ def load_response_text(text: str) -> Any:
 
 def _text(content: Any) -> str | None:
     """A string content as is; a list of parts: the ``text`` of its ``text`` parts (a part
-    with no ``type`` counts as one) joined with no separator; anything else ``None``."""
+    with no ``type``, or ``type: null``, counts as one) joined with no separator; anything
+    else ``None``."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         parts = [p.get("text") for p in content
-                 if isinstance(p, Mapping) and p.get("type", "text") == "text"]
+                 if isinstance(p, Mapping) and p.get("type") in (None, "text")]
         return "".join(p for p in parts if isinstance(p, str))
     return None
 

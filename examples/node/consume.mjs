@@ -51,7 +51,7 @@ export function replyText(recipe, completion) {
 
 /**
  * A message content as reply text (the rule of the Python readers): a string as is, a list
- * of content parts as its "text" parts (a part with no type counts as one) joined with no
+ * of content parts as its "text" parts (a part with no type, or type null, counts as one) joined with no
  * separator, anything else null.
  */
 export function textOf(content) {
