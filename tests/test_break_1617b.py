@@ -355,3 +355,13 @@ def test_a_marker_on_a_dropped_part_is_reported(snapshot: Registry) -> None:
     rows = {(a.kind, a.path) for a in req.report.adjustments}
     assert ("messages.part_dropped", "messages[0].content[1]") in rows
     assert ("messages.breakpoint_dropped", "messages[0].content[1].cache_control") in rows
+
+
+@pytest.mark.parametrize("raw", [
+    "\u201c" + "a " * 10_000, '"' + "a " * 10_000, "\u201c" * 100_000 + "x y",
+    json.dumps({"error": {"message": "a" * 2_000_000}}), "[]" * 200_000,
+])
+def test_hostile_upstream_text_gives_a_verdict(raw: str) -> None:
+    """Unclosed quotes, huge strings and long bracket runs: a verdict, never an error
+    (the scans are linear; no timing is asserted)."""
+    assert classify_error(400, _provider(raw)).kind == "invalid_request"

@@ -90,9 +90,20 @@ _QUOTES = (('"', '"'), ("'", "'"), ("`", "`"), ("\u201c", "\u201d"), ("\u2018", 
            ("\u201e", "\u201c"), ("\u201a", "\u2018"), ("\u00ab", "\u00bb"),
            ("\u2039", "\u203a"), ("\u300c", "\u300d"), ("\u300e", "\u300f"),
            ("\uff02", "\uff02"))
+
+
+def _inside(opening: str, closing: str, *, space: bool = True) -> str:
+    """A character of a quoted phrase: neither quote mark nor a line break (nor a space
+    when ``space`` is false), so a search never backtracks or rescans past the next
+    opening mark: linear time."""
+    extra = r"\n" if space else r"\n\s"
+    return f"[^{re.escape(opening)}{re.escape(closing)}{extra}]"
+
+
 #: A quoted phrase (with a space inside): a quoted prompt or text, not a parameter name.
 _QUOTED = re.compile("|".join(
-    rf"(?<!\w){re.escape(a)}[^{re.escape(b)}\n]*\s[^{re.escape(b)}\n]*{re.escape(b)}(?!\w)"
+    rf"(?<!\w){re.escape(a)}(?={_inside(a, b, space=False)}*\s){_inside(a, b)}*"
+    rf"{re.escape(b)}(?!\w)"
     for a, b in _QUOTES))
 #: Where one clause ends: a comma, a semicolon, ``but``/``however``/``while``/``whereas``,
 #: a sentence end (``.``, ``!``, ``?`` before a space or the end) or a line break.
@@ -212,7 +223,7 @@ _MAX_TEXT = 20_000
 #: The deepest JSON nesting parsed in an error body or ``metadata.raw``; deeper text is
 #: read as plain text (never a RecursionError).
 MAX_ERROR_DEPTH = 64
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
