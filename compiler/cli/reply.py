@@ -4,11 +4,12 @@ FILE is a saved OpenRouter chat-completions response: the JSON object, a JSON li
 stream chunks, or a stream dump (``data:`` lines); ``-`` reads stdin. The output (or the
 value-free validation errors), the endpoint check, usage and cost are printed; ``--json``
 gives one object (``outcome``: ``invalid``, ``truncated``, ``refused`` or ``filtered``
-when there is no valid output). ``--attempt N`` is 0-based, as ``parse_response(attempt=N)``
-and ``req.plan[N]``. Exit codes: 0 the reply is valid, 1 there is no valid output (a
-contract violation, ``finish_reason: length`` without a whole answer, a refusal, a content
-filter), 2 an error (unreadable file, a response that is an error or has ``finish_reason:
-error``, bad input, an ambiguous ``--attempt``).
+when there is no valid output; ``error``, with ``kind`` and ``status``, for a response
+that is a provider error, which also exits 2). ``--attempt N`` is 0-based, as
+``parse_response(attempt=N)`` and ``req.plan[N]``. Exit codes: 0 the reply is valid,
+1 there is no valid output (a contract violation, ``finish_reason: length`` without a
+whole answer, a refusal, a content filter), 2 an error (unreadable file, a response that
+is an error or has ``finish_reason: error``, bad input, an ambiguous ``--attempt``).
 """
 
 from __future__ import annotations
@@ -135,6 +136,13 @@ def _cmd_reply(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(f"{args.file}: {exc}", EXIT_INPUT) from None
     except ProviderError as exc:
+        if args.json:  # the object on stdout, the message on stderr, exit 2 all the same
+            print(json.dumps({"valid": False, "outcome": "error", "kind": exc.kind,
+                              "status": exc.status, "detail": exc.detail, "errors": [
+                                  {"path": "$", "message": str(exc)}],
+                              "usage": None if exc.usage is None else exc.usage.to_dict(),
+                              "cost": None if exc.cost is None else exc.cost.to_dict()},
+                             indent=2))
         raise CliError(str(exc), EXIT_INPUT) from None
     except (ReplyValidationError, ReplyTruncatedError, ReplyBlockedError) as exc:
         errors = exc.errors if isinstance(exc, ReplyValidationError) else [("$", str(exc))]
