@@ -148,7 +148,7 @@ def test_refresh_faults_end_in_good_data_and_one_line(
         return
     assert code == 1
     assert out.startswith(f"models: kept {len(SEED)} models from ")
-    assert err.count("\n") == 1 and err.startswith("capc: refresh failed: ")
+    assert err.count("\n") == 1 and err.startswith("capc: error: refresh failed: ")
     assert phrase in err and "serving the cached copy from" in err and "3 days old" in err
 
 
@@ -278,7 +278,8 @@ def test_refresh_all_endpoints_covers_the_refreshed_list(
         f"endpoints of {ids[0]}: fetched 1 endpoints",
         "endpoints: fetched for 2 of 3 models",
     ]
-    assert err.count("\n") == 1 and err.startswith("capc: refresh failed: ") and ids[2] in err
+    assert err.count("\n") == 1 and ids[2] in err
+    assert err.startswith("capc: error: refresh failed: ")
     assert [online.hits(_endpoints_of(i)[0]) for i in ids] == [1, 1, 1]
     code, out, _ = run(capsys, "refresh", "--all-endpoints", "--json")
     payload = json.loads(out)
@@ -327,7 +328,7 @@ def test_refresh_failure_in_a_real_process_has_no_traceback(
     )
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
-        "capc: refresh failed: fetch failed (cannot connect after 2 attempts); "
+        "capc: error: refresh failed: fetch failed (cannot connect after 2 attempts); "
         "no usable cached copy, using the bundled seed (as of 2026-08-19)"
     ]
 

@@ -22,6 +22,8 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     load_registry,
+    print_error,
+    print_note,
 )
 
 __all__ = ["register"]
@@ -194,7 +196,7 @@ def _check(
         payload = {**summary, "up_to_date": False, "inputs_changed": inputs,
                    "changes": [c.to_dict() for c in changes]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
-    print(f"capc: lock {output} {why}; run 'capc lock' to update it", file=sys.stderr)
+    print_error(f"lock {output} {why}; run 'capc lock' to update it")
     return EXIT_FAILED
 
 
@@ -237,7 +239,7 @@ def _write_page(path: str, text: str) -> None:
     except OSError as exc:
         raise CliError(f"{path}: cannot write the page: {exc.strerror or exc}",
                        EXIT_INPUT) from exc
-    print(f"capc: wrote {path} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
+    print_note(f"wrote {path} ({len(text.encode('utf-8')):,} bytes)")
 
 
 def _label(location: str, document: dict[str, Any]) -> str:

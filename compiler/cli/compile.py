@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 from compiler.cli.common import (
+    EXIT_FAILED,
     EXIT_INPUT,
     EXIT_OK,
     CliError,
@@ -24,7 +24,10 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     default_path,
+    error_payload,
     load_registry,
+    print_error,
+    print_stderr,
 )
 from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
 from compiler.cli.routes import attempts_payload, attempts_text
@@ -172,13 +175,16 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     except AdjustmentRefused as exc:  # the report says why: print it, then refuse
         report, refused = exc.report, exc
     routes = {} if compiled is None else attempts_payload(compiled)
-    if args.json:
-        print(json.dumps({**report.to_dict(), **routes}, indent=2, ensure_ascii=False))
+    if args.json:  # one object: the report, and on a refusal the error beside it
+        failure = {} if refused is None else error_payload(refused, EXIT_FAILED)
+        print(json.dumps({**report.to_dict(), **routes, **failure}, indent=2,
+                         ensure_ascii=False))
     else:
         more = "" if compiled is None else attempts_text(compiled, bodies=False)
         print(report.to_text() + more)
     if refused is not None:
-        raise refused
+        print_error(str(refused))
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -191,4 +197,4 @@ def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str
         body, _, report = text.partition("\n\n")
         print(body)
         if report:
-            print(report, file=sys.stderr)
+            print_stderr(report)

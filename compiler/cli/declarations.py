@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +14,7 @@ from compiler.cli.common import (
     Handler,
     add_common_options,
     load_registry,
+    print_error,
 )
 
 __all__ = ["register"]
@@ -102,45 +102,62 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _problem(error: Any) -> dict[str, Any]:
+    """One ``check --json`` problem: ``{file, line, column, key, message}`` (key ``None``
+    when the problem has no key path, line and column ``None`` without a position)."""
+    from registry.redact import redact_text
+
+    return {"file": error.file, "line": error.line, "column": error.column,
+            "key": error.key_path or None, "message": redact_text(error.detail)}  # fmt: skip
+
+
+def _report(problems: list[Any], args: argparse.Namespace) -> int:
+    """Print the problems (``--json``: one object; text: one ``capc: error:`` line each)."""
+    if args.json:
+        payload = {"ok": not problems, "problems": [_problem(p) for p in problems]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    for problem in problems:
+        print_error(str(problem))
+    return EXIT_INPUT if problems else EXIT_OK
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from compiler.errors import ContractError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
+    from registry.errors import DeclarationError
     from registry.resolve.checks import check_model_ids
 
-    registry = load_registry(args)
+    try:
+        registry = load_registry(args)
+    except DeclarationError as exc:  # the YAML itself: its problems, located
+        return _report(list(exc.problems or (exc,)), args)
     if registry.models_file is None and registry.stages_file is None:
         raise CliError(
             "neither models.yaml nor stages.yaml found in the current directory; "
             "give their paths with --models and --stages",
             EXIT_INPUT,
         )
-    problems = [str(p) for p in check_model_ids(registry)]
+    problems: list[DeclarationError] = list(check_model_ids(registry))
     stages = registry.stages_file
     for name in registry.stage_names():
         for key in registry.stage(name).policy:
             problem = policy_key_problem(key)
             if problem is not None and stages is not None:
-                problems.append(
-                    str(stages.document.error(problem, ("stages", name, "policy", key)))
-                )
+                problems.append(stages.document.error(problem, ("stages", name, "policy", key)))
         try:
             Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
         except ContractError as exc:
             assert stages is not None
-            problems.append(str(stages.document.error(str(exc), ("stages", name, "contract"))))
-    if args.json:
-        print(json.dumps({"ok": not problems, "problems": problems}, indent=2))
-    elif problems:
-        for problem in problems:
-            print(f"capc: error: {problem}", file=sys.stderr)
-    else:
-        declared = 0 if registry.models_file is None else len(registry.models_file.models)
-        print(
-            f"ok: {declared} model declarations, {len(registry.stage_names())} stages, "
-            f"checked against {registry.catalog.describe()}"
-        )
-    return EXIT_INPUT if problems else EXIT_OK
+            problems.append(stages.document.error(str(exc), ("stages", name, "contract")))
+    if problems or args.json:
+        return _report(problems, args)
+    declared = 0 if registry.models_file is None else len(registry.models_file.models)
+    print(
+        f"ok: {declared} model declarations, {len(registry.stage_names())} stages, "
+        f"checked against {registry.catalog.describe()}"
+    )
+    return EXIT_OK
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:

@@ -203,7 +203,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
                  f"{len(declared)} declared whole in {registry.models_file.path})")  # fmt: skip
     print(f"{len(rows)} of {total} models; metadata: {catalog.describe()}")
     if catalog.note:
-        print_note(f"note: {catalog.note}")
+        print_note(catalog.note)
     return EXIT_OK
 
 

@@ -23,7 +23,7 @@ from compiler.cli.common import (
     Handler,
     default_path,
     notes_printed_here,
-    print_note,
+    print_error,
     progress_printer,
 )
 
@@ -177,5 +177,5 @@ def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> 
         for line in lines:
             print(line)
     for failure in failures:
-        print_note(failure)
+        print_error(failure)
     return EXIT_OK if ok else EXIT_FAILED

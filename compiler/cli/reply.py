@@ -25,6 +25,8 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     load_registry,
+    print_note,
+    print_stderr,
 )
 
 __all__ = ["register"]
@@ -107,14 +109,13 @@ def _cmd_reply(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(json.dumps(parsed.to_dict()["output"], indent=2, ensure_ascii=False))
     usage = parsed.usage
-    print(f"finish_reason: {parsed.finish_reason}; provider: {parsed.provider} "
+    print_stderr(f"finish_reason: {parsed.finish_reason}; provider: {parsed.provider} "
           f"(endpoint check: {parsed.endpoint_check}"
-          + (f": {parsed.endpoint_note}" if parsed.endpoint_note else "") + ")",
-          file=sys.stderr)
-    print(f"usage: input {usage.input_tokens} (cache read {usage.cache_read_tokens}, cache "
+          + (f": {parsed.endpoint_note}" if parsed.endpoint_note else "") + ")")
+    print_stderr(f"usage: input {usage.input_tokens} (cache read {usage.cache_read_tokens}, cache "
           f"write {usage.cache_write_tokens}), output {usage.output_tokens} (reasoning "
-          f"{usage.reasoning_tokens}) tokens", file=sys.stderr)
-    print(_cost_line(parsed.cost), file=sys.stderr)
+          f"{usage.reasoning_tokens}) tokens")
+    print_stderr(_cost_line(parsed.cost))
     for note in parsed.cost.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print_note(note)
     return EXIT_OK
