@@ -29,9 +29,7 @@ def _stderr_uses(path: Path) -> list[int]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ("stderr", "__stderr__"):
-            found.append(node.lineno)
-        elif isinstance(node, ast.Attribute) and node.attr == "basicConfig":
+        if (isinstance(node, ast.Attribute) and node.attr in ("stderr", "__stderr__")) or (isinstance(node, ast.Attribute) and node.attr == "basicConfig"):
             found.append(node.lineno)
     return found
 
