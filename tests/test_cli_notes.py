@@ -29,7 +29,8 @@ def _stderr_uses(path: Path) -> list[int]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and node.attr in ("stderr", "__stderr__")) or (isinstance(node, ast.Attribute) and node.attr == "basicConfig"):
+        names = ("stderr", "__stderr__", "basicConfig")
+        if isinstance(node, ast.Attribute) and node.attr in names:
             found.append(node.lineno)
     return found
 
