@@ -41,6 +41,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """
     lock = sub.add_parser(
         "lock",
+        epilog="example: capc lock --metadata models-2026-08-19.json --check",
         help="compile every stage for every listed model into a lock file",
         description="Compile each stage for each model in its stages.yaml 'models' list and "
         "write one deterministic JSON document (default: capc.lock.json next to stages.yaml).",
@@ -53,14 +54,15 @@ def register(sub: Any) -> dict[str, Handler]:
         action="store_true",
         help="write nothing; exit 1 when the lock on disk differs from a fresh one",
     )
-    lock.add_argument(
-        "--schema", action="store_true", help="print the JSON Schema of the lock format"
+    lock.add_argument(  # kept for scripts; capc schema lock is the offered spelling
+        "--schema", action="store_true", help=argparse.SUPPRESS
     )
     add_common_options(lock)
     add_route_options(lock)
 
     audit = sub.add_parser(
         "audit",
+        epilog="example: capc audit --model 'anthropic/*' --html audit.html",
         help="print a stage x model matrix of what each model receives, and its cost",
         description="For each stage and listed model: enforcement rung, reasoning sent, "
         "length limit, parameters dropped, adjustments by kind and the worst-case cost "
@@ -75,6 +77,7 @@ def register(sub: Any) -> dict[str, Handler]:
 
     diff = sub.add_parser(
         "diff",
+        epilog="example: capc diff old.lock.json capc.lock.json",
         help="list the settings that changed between two lock files or two metadata snapshots",
         description="Compare two lock files, or two OpenRouter models lists compiled against "
         "the same models.yaml and stages.yaml. Exit 0 when nothing changed, 1 when something "
@@ -84,7 +87,7 @@ def register(sub: Any) -> dict[str, Handler]:
     diff.add_argument("new", metavar="NEW", help="new lock file or models list")
     diff.add_argument("--html", metavar="FILE",
                       help="also write the changed pairs as one self-contained HTML page")
-    add_common_options(diff)
+    add_common_options(diff, metadata=False)  # OLD and NEW are the metadata
     return {"lock": _cmd_lock, "audit": _cmd_audit, "diff": _cmd_diff}
 
 
@@ -100,6 +103,11 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     from compiler.artifacts.lock_schema import lock_json_schema
 
     if args.schema:
+        given = [name for name, value in (("--check", args.check), ("--output", args.output))
+                 if value]  # fmt: skip
+        if given:
+            raise CliError(f"{given[0]} does not apply to the lock schema; use capc schema "
+                           "lock", EXIT_INPUT, kind="usage")  # fmt: skip
         print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
         return EXIT_OK
     registry = load_registry(args)
@@ -213,6 +221,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from compiler.artifacts.audit import audit, audit_to_json, render_audit
 
     registry = load_registry(args)
+    if registry.stages_file is None:  # as capc lock: no matrix without stages
+        raise CliError("no stages.yaml here; give --stages PATH", EXIT_INPUT)
+    if args.stage is not None:
+        registry.stage(args.stage)  # an unknown stage is an error with a did-you-mean
     if not args.html:
         rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
     else:
@@ -228,7 +240,21 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             inputs = hashing.result()
         _write_page(args.html, audit_page(rows, registry, inputs=inputs))
     print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
+    if not rows:
+        _say_no_match(args, registry)
     return EXIT_OK
+
+
+def _say_no_match(args: argparse.Namespace, registry: Any) -> None:
+    """A note for an audit whose filters (or models lists) leave no pair."""
+    filters = " and ".join(f"{flag} {value!r}" for flag, value in
+                           (("--stage", args.stage), ("--model", args.model)) if value)
+    if filters:
+        listed = sorted({m for s in registry.stage_names() for m in registry.stage(s).models})
+        hint = f" (the stages list {', '.join(listed[:6])}{', ...' if len(listed) > 6 else ''})"
+        print_note(f"no stage/model pair matches {filters}{hint if listed else ''}")
+    else:
+        print_note("no stage lists a model: nothing to audit (add a models: list to a stage)")
 
 
 def _write_page(path: str, text: str) -> None:
@@ -277,11 +303,6 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from compiler.artifacts.diff import count_pairs, diff_locks, load_locks, render_changes
     from compiler.artifacts.lock import LockFileError
 
-    if args.metadata is not None:
-        raise CliError(
-            "--metadata does not apply to diff: OLD and NEW are the metadata (or locks)",
-            EXIT_INPUT,
-        )
     registries: dict[str, Any] = {}
 
     def registry_for(location: str) -> Any:

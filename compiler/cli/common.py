@@ -148,10 +148,10 @@ def load_registry(args: argparse.Namespace) -> Any:
     from registry.resolve.resolver import Registry
 
     endpoints = getattr(args, "endpoints", None)
-    return Registry.load(
+    return Registry.load(  # a command without --stages (models) reads no stages.yaml
         metadata=getattr(args, "metadata", None),
         models=default_path(args.models, "models.yaml"),
-        stages=default_path(getattr(args, "stages", None), "stages.yaml"),
+        stages=default_path(args.stages, "stages.yaml") if hasattr(args, "stages") else None,
         endpoints=None if endpoints is None else default_path(endpoints, "endpoints"),
     )
 

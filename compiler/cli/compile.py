@@ -40,6 +40,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """Add the ``compile`` and ``explain`` subcommands to ``sub``."""
     comp = sub.add_parser(
         "compile",
+        epilog="example: capc compile extract_invoice openai/gpt-4o-mini > body.json",
         help="compile STAGE for MODEL and print the request",
         description="Compile STAGE for MODEL: print the request body, then the adjustment report.",
     )
@@ -59,6 +60,7 @@ def register(sub: Any) -> dict[str, Handler]:
     add_route_options(comp)
     explain = sub.add_parser(
         "explain",
+        epilog="example: capc explain extract_invoice anthropic/claude-sonnet-4.5 --coverage first",
         help="print the adjustment report of STAGE for MODEL as a readable table",
         description="Compile STAGE for MODEL and print only the adjustment report: each "
         "setting that differs from the stage's intent, with the reason and the evidence.",

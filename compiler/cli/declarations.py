@@ -24,6 +24,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """Add the ``show``, ``check`` and ``schema`` subcommands to ``sub``."""
     show = sub.add_parser(
         "show",
+        epilog="example: capc show anthropic/claude-sonnet-4.5 --stage extract_invoice",
         help="print a model's resolved capabilities, each value with its source",
         description="Print every effective capability of MODEL (for STAGE when given), "
         "each with the layer and file:line or metadata field it came from.",
@@ -33,6 +34,7 @@ def register(sub: Any) -> dict[str, Handler]:
     add_common_options(show)
     check = sub.add_parser(
         "check",
+        epilog="example: capc check --models models.yaml --stages stages.yaml",
         help="validate models.yaml and stages.yaml and cross-check them with metadata",
         description="Validate both YAML files, import every stage's contract, and check "
         "that every model id they name is published or declared whole. Exit 0 when all "
@@ -41,10 +43,12 @@ def register(sub: Any) -> dict[str, Handler]:
     add_common_options(check)
     schema = sub.add_parser(
         "schema",
-        help="print the JSON Schema of models.yaml or stages.yaml",
-        description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...).",
+        epilog="example: capc schema stages > stages.schema.json",
+        help="print the JSON Schema of models.yaml, stages.yaml or the lock file",
+        description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...); "
+        "lock: the format capc lock writes.",
     )
-    schema.add_argument("which", choices=("models", "stages"))
+    schema.add_argument("which", choices=("models", "stages", "lock"))
     return {"show": _cmd_show, "check": _cmd_check, "schema": _cmd_schema}
 
 
@@ -163,6 +167,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_schema(args: argparse.Namespace) -> int:
     from registry.declarations.schema import models_json_schema, stages_json_schema
 
+    if args.which == "lock":  # as capc lock --schema printed it
+        from compiler.artifacts.lock_schema import lock_json_schema
+
+        print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+        return EXIT_OK
     schema = models_json_schema() if args.which == "models" else stages_json_schema()
     print(json.dumps(schema, indent=2, ensure_ascii=False))
     return EXIT_OK

@@ -44,6 +44,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         prog="capc",
         description="Compile provider-neutral stage intent into OpenRouter requests "
         "each model supports, and report every adjustment.",
+        epilog="example: capc compile extract_invoice openai/gpt-4o-mini (and capc COMMAND "
+        "--help for each command's options)",
     )
     parser.add_argument("--version", action="version", version=f"capc {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

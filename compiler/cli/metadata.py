@@ -43,6 +43,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """
     models = sub.add_parser(
         "models",
+        epilog="example: capc models --search claude --supports structured_outputs",
         help="list the models of the metadata in use",
         description="List models as published in the metadata in use (cache, fetch, "
         "file or seed), then those declared whole in models.yaml: id, context window "
@@ -57,13 +58,15 @@ def register(sub: Any) -> dict[str, Handler]:
         metavar="PARAM",
         help="only models whose supported_parameters list every PARAM",
     )
-    add_common_options(models)
+    add_common_options(models, stages=False)  # the models, not the stages
 
     cache = sub.add_parser(
         "cache",
         help="show or clear the metadata cache",
-        description="info: the cache directory, its size and every entry with its age; "
-        "clear: remove every entry.",
+        description="info: the cache directory, its size and every entry with its age, "
+        "then the compile cache (capc compile's results); clear: remove every entry of "
+        "both.",
+        epilog="example: capc cache info --json",
     )
     cache.add_argument("action", choices=("info", "clear"))
     cache.add_argument("--json", action="store_true", help="print one JSON object")
@@ -202,6 +205,11 @@ def _cmd_models(args: argparse.Namespace) -> int:
         total = (f"{len(catalog) + len(declared)} ({len(catalog)} in the metadata, "
                  f"{len(declared)} declared whole in {registry.models_file.path})")  # fmt: skip
     print(f"{len(rows)} of {total} models; metadata: {catalog.describe()}")
+    if not rows:
+        filters = [f"--search {args.search!r}"] if args.search else []
+        filters += [f"--supports {' '.join(args.supports)}"] if args.supports else []
+        print_note(f"no model matches {' and '.join(filters)}" if filters
+                   else "the metadata in use lists no model")  # fmt: skip
     if catalog.note:
         print_note(catalog.note)
     return EXIT_OK
@@ -238,6 +246,9 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             return EXIT_OK
         entries = cache.entries()
         volume = cache.volume()
+    from compiler.artifacts.compile_cache import compile_cache_entries
+
+    compiled_rows = compile_cache_entries(directory)
     rows: list[dict[str, Any]] = [
         {
             "source": e.source,
@@ -257,16 +268,23 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             "bytes": volume,
             "ttl_seconds": settings.ttl,
             "entries": rows,
+            "compiled": compiled_rows,
         }
         print(json.dumps(payload, indent=2))
         return EXIT_OK
     print(f"cache: {directory} ({volume} bytes, TTL {format_age(settings.ttl)})")
     if not rows:
-        print("no entries")
+        print("no metadata entries")
     for row in rows:
         state = "fresh" if row["fresh"] else "stale"
         print(
             f"{row['kind']:<9}  {row['count']:>5}  {row['fetched_at']}  "
             f"{format_age(row['age_seconds']):>8} old  {state}  {row['source']}"
         )
+    size = sum(row["bytes"] for row in compiled_rows)
+    print(f"compile cache: {directory / 'compiled'} ({len(compiled_rows)} entries, "
+          f"{size} bytes; capc compile with a --metadata file)")  # fmt: skip
+    for row in compiled_rows:
+        what = "(unreadable entry)" if row["stage"] is None else f"{row['stage']} / {row['model']}"
+        print(f"compiled   {row['bytes']:>7}  {row['modified']}  {what}")
     return EXIT_OK

@@ -44,6 +44,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """
     refresh = sub.add_parser(
         "refresh",
+        epilog="example: capc refresh --endpoints",
         help="fetch OpenRouter's models list (and endpoints) into the cache",
         description="Fetch GET {base_url}/models, and GET .../models/MODEL/endpoints for "
         "each --endpoints MODEL (with --endpoints alone: each model the stages file "

@@ -36,6 +36,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """Add the ``reply`` subcommand to ``sub``."""
     reply = sub.add_parser(
         "reply",
+        epilog="example: capc reply extract_invoice openai/gpt-4o-mini response.json --json",
         help="validate a saved response for STAGE and MODEL: output or errors, usage, cost",
         description="Compile STAGE for MODEL, then read FILE (a chat-completions response: "
         "JSON, a JSON list of stream chunks, or a stream dump of data: lines; - for stdin) "

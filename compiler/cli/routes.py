@@ -26,6 +26,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """Add the ``routes`` subcommand to ``sub``."""
     routes = sub.add_parser(
         "routes",
+        epilog="example: capc routes extract_invoice anthropic/claude-sonnet-4.5",
         help="show how STAGE for MODEL is routed: each endpoint's attempt or exclusion",
         description="Compile STAGE for MODEL and print one line per endpoint of the model: "
         "the route-plan attempt that serves it (its rung and max_tokens), or why none does "
