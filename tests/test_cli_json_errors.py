@@ -93,8 +93,8 @@ def _argv(command: str, failure: str, tmp: Path, url: str) -> list[str]:
     if command == "diff":  # OLD is the metadata; diff has no --metadata
         argv[1] = metadata
         return [*argv, "--models", models, "--stages", str(ROOT / "stages.yaml"), "--json"]
-    return [*argv, "--models", models, "--stages", str(ROOT / "stages.yaml"),
-            "--metadata", metadata, "--json"]  # fmt: skip
+    stages = [] if command == "models" else ["--stages", str(ROOT / "stages.yaml")]
+    return [*argv, "--models", models, *stages, "--metadata", metadata, "--json"]
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -181,17 +181,33 @@ def test_refresh_without_cache_falls_back_to_seed(
 def test_progress_only_on_a_terminal(
     online: FakeOpenRouter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Progress lines go to stderr on a TTY, and never in --json mode."""
+    """Each request is a progress step on a TTY (the spinner's line), never in --json
+    mode (tests/test_cli_terminal.py runs the spinner itself in a pseudo-terminal)."""
     online.script(MODELS, Reply(status=500), Reply(FULL))
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    steps = _progress_steps(monkeypatch)
     code, _, err = run(capsys, "refresh")
-    assert code == 0
-    assert err.splitlines() == [
-        f"capc: GET {online.base_url}/models ...",
-        f"capc: GET {online.base_url}/models (attempt 2 of 4) ...",
+    assert code == 0 and err == ""
+    assert steps == [
+        f"GET {online.base_url}/models",
+        f"GET {online.base_url}/models (attempt 2 of 4)",
     ]
+    steps.clear()
     code, _, err = run(capsys, "refresh", "--json")
-    assert (code, err) == (0, "")
+    assert (code, err, steps) == (0, "", [])
+
+
+def _progress_steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make stderr look like a terminal and record each progress step of a wait (the
+    spinner itself never starts: its delay is an hour)."""
+    from compiler.cli import terminal
+
+    steps: list[str] = []
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(terminal, "PROGRESS_DELAY", 3600.0)
+    update = terminal.Wait.__call__
+    monkeypatch.setattr(terminal.Wait, "__call__",
+                        lambda self, line: (steps.append(line), update(self, line))[1])
+    return steps
 
 
 def _endpoints_of(model_id: str) -> tuple[str, dict[str, object]]:
@@ -291,23 +307,24 @@ def test_refresh_all_endpoints_covers_the_refreshed_list(
 def test_refresh_endpoints_progress_counts_on_a_terminal(
     online: FakeOpenRouter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a TTY each model gets a counter line before its request; never with --json."""
+    """On a TTY each model gets a counter step before its request; never with --json."""
     online.script(MODELS, Reply(FULL))
     for model_id in ("x/one", "x/two"):
         path, body = _endpoints_of(model_id)
         online.script(path, Reply(body))
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    steps = _progress_steps(monkeypatch)
     code, _, err = run(capsys, "refresh", "--endpoints", "x/one", "x/two")
-    assert code == 0
-    assert err.splitlines() == [
-        f"capc: GET {online.base_url}/models ...",
-        "capc: endpoints 1/2 x/one ...",
-        f"capc: GET {online.base_url}/models/x/one/endpoints ...",
-        "capc: endpoints 2/2 x/two ...",
-        f"capc: GET {online.base_url}/models/x/two/endpoints ...",
+    assert code == 0 and err == ""
+    assert steps == [
+        f"GET {online.base_url}/models",
+        "endpoints 1/2 x/one",
+        f"GET {online.base_url}/models/x/one/endpoints",
+        "endpoints 2/2 x/two",
+        f"GET {online.base_url}/models/x/two/endpoints",
     ]
+    steps.clear()
     code, _, err = run(capsys, "refresh", "--endpoints", "x/one", "--json")
-    assert (code, err) == (0, "")
+    assert (code, err, steps) == (0, "", [])
 
 
 def test_refresh_failure_in_a_real_process_has_no_traceback(

@@ -25,6 +25,7 @@ from compiler.cli.common import (
     print_error,
     print_note,
 )
+from compiler.cli.terminal import waiting
 
 __all__ = ["register"]
 
@@ -120,7 +121,8 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         if args.output
         else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
     )
-    items = compile_all(registry, coverage=args.coverage)
+    with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
+        items = compile_all(registry, coverage=args.coverage)
     document = build_lock(registry, items, endpoints=args.endpoints)
     text = dump_lock(document)
     failed = [
@@ -226,7 +228,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.stage is not None:
         registry.stage(args.stage)  # an unknown stage is an error with a did-you-mean
     if not args.html:
-        rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
+        with waiting(args, "compiling every stage for its models"):
+            rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
     else:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -234,7 +237,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
         # Hashing the input files (a megabyte of metadata) releases the GIL: it runs
         # beside the audit instead of after it.
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        with ThreadPoolExecutor(max_workers=1) as pool, waiting(args, "compiling the audit"):
             hashing = pool.submit(registry_inputs, registry, getattr(args, "endpoints", None))
             rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
             inputs = hashing.result()

@@ -46,7 +46,6 @@ __all__ = [
     "print_note",
     "print_stderr",
     "print_warning",
-    "progress_printer",
     "report_error",
 ]
 
@@ -144,28 +143,21 @@ def default_path(given: str | None, name: str) -> Path | None:
 
 
 def load_registry(args: argparse.Namespace) -> Any:
-    """Load the registry named by the common options (see :func:`add_common_options`)."""
+    """Load the registry named by the common options (see :func:`add_common_options`),
+    with progress on a terminal when it takes a while (:func:`~compiler.cli.terminal.waiting`)."""
+    from compiler.cli.terminal import waiting
     from registry.resolve.resolver import Registry
 
     endpoints = getattr(args, "endpoints", None)
-    return Registry.load(  # a command without --stages (models) reads no stages.yaml
-        metadata=getattr(args, "metadata", None),
-        models=default_path(args.models, "models.yaml"),
-        stages=default_path(args.stages, "stages.yaml") if hasattr(args, "stages") else None,
-        endpoints=None if endpoints is None else default_path(endpoints, "endpoints"),
-    )
-
-
-def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
-    """Return a printer of progress lines (``capc: LINE ...`` on stderr), or ``None`` when
-    stderr is not a terminal or ``args.json`` is set."""
-    if getattr(args, "json", False) or not sys.stderr.isatty():
-        return None
-
-    def show(line: str) -> None:
-        print(f"capc: {line} ...", file=sys.stderr, flush=True)
-
-    return show
+    models = default_path(args.models, "models.yaml")
+    stages = default_path(args.stages, "stages.yaml") if hasattr(args, "stages") else None
+    endpoints_file = None if endpoints is None else default_path(endpoints, "endpoints")
+    files = " and ".join(p.name for p in (models, stages) if p is not None)
+    with waiting(args, f"reading {files} and the metadata" if files else "reading the metadata"):
+        return Registry.load(  # a command without --stages (models) reads no stages.yaml
+            metadata=getattr(args, "metadata", None), models=models, stages=stages,
+            endpoints=endpoints_file,
+        )  # fmt: skip
 
 
 def print_stderr(text: str) -> None:
@@ -176,9 +168,12 @@ def print_stderr(text: str) -> None:
 
 
 def _print_labelled(label: str, message: str) -> None:
+    from compiler.cli.terminal import stderr_label
     from registry.redact import redact_text
 
-    print(f"capc: {label}: {redact_text(message)}", file=sys.stderr, flush=True)
+    text = redact_text(message)
+    if not stderr_label(label, text):  # coloured on a terminal, else plain
+        print(f"capc: {label}: {text}", file=sys.stderr, flush=True)
 
 
 def print_note(message: str) -> None:

@@ -30,7 +30,8 @@ from compiler.cli.common import (
     print_stderr,
 )
 from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
-from compiler.cli.routes import attempts_payload, attempts_text
+from compiler.cli.routes import attempts_payload, attempts_text, print_attempts, print_report
+from compiler.cli.terminal import add_wide_option, stdout_console, waiting
 from compiler.compiled import CompiledRequest
 
 __all__ = ["register"]
@@ -70,6 +71,7 @@ def register(sub: Any) -> dict[str, Handler]:
     explain.add_argument("--messages", metavar="FILE|-", help="as for capc compile")
     add_common_options(explain)
     add_route_options(explain)
+    add_wide_option(explain)
     return {"compile": _cmd_compile, "explain": _cmd_explain}
 
 
@@ -140,10 +142,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from compiler.request import compile_request
     from registry.resolve.resolver import Registry
 
-    registry = Registry.load(metadata=args.metadata, models=models, stages=stages,
-                             endpoints=endpoints)
-    compiled = compile_request(args.stage, args.model, messages, registry=registry,
-                               coverage=args.coverage)
+    with waiting(args, "reading the declarations and the metadata"):
+        registry = Registry.load(metadata=args.metadata, models=models, stages=stages,
+                                 endpoints=endpoints)
+        compiled = compile_request(args.stage, args.model, messages, registry=registry,
+                                   coverage=args.coverage)
     report = compiled.report
     payload = {
         "request": compiled.body,
@@ -181,6 +184,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         failure = {} if refused is None else error_payload(refused, EXIT_FAILED)
         print(json.dumps({**report.to_dict(), **routes, **failure}, indent=2,
                          ensure_ascii=False))
+    elif (console := stdout_console(args)) is not None:  # a terminal: tables that fit
+        print_report(console, report, wide=args.wide)
+        if compiled is not None:
+            print_attempts(console, compiled, wide=args.wide)
     else:
         more = "" if compiled is None else attempts_text(compiled, bodies=False)
         print(report.to_text() + more)

@@ -16,6 +16,7 @@ from compiler.cli.common import (
     load_registry,
     print_error,
 )
+from compiler.cli.terminal import add_wide_option, print_table, stdout_console
 
 __all__ = ["register"]
 
@@ -32,6 +33,7 @@ def register(sub: Any) -> dict[str, Handler]:
     show.add_argument("model", metavar="MODEL")
     show.add_argument("--stage", metavar="STAGE", help="apply this stage's per-model overrides")
     add_common_options(show)
+    add_wide_option(show)
     check = sub.add_parser(
         "check",
         epilog="example: capc check --models models.yaml --stages stages.yaml",
@@ -99,6 +101,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
               f"{registry.catalog.describe()})")  # fmt: skip
     else:
         print(f"metadata: {registry.catalog.describe()}")
+    console = stdout_console(args)
+    if console is not None:  # a terminal: the provenance column wraps
+        cells = [(r["path"], json.dumps(r["value"], ensure_ascii=False),
+                  str(model.provenance.get(r["path"]))) for r in rows]  # fmt: skip
+        print_table(console, ("PATH", "VALUE", "SOURCE"), cells, wrap=2, wide=args.wide,
+                    styles={0: lambda _: "cyan"})  # fmt: skip
+        return EXIT_OK
     width = max(len(r["path"]) for r in rows)
     for row in rows:
         value = json.dumps(row["value"], ensure_ascii=False)

@@ -22,8 +22,8 @@ from compiler.cli.common import (
     load_registry,
     notes_printed_here,
     print_note,
-    progress_printer,
 )
+from compiler.cli.terminal import add_wide_option, print_table, stdout_console
 
 if TYPE_CHECKING:
     from registry.metadata.catalog import Catalog
@@ -59,6 +59,7 @@ def register(sub: Any) -> dict[str, Handler]:
         help="only models whose supported_parameters list every PARAM",
     )
     add_common_options(models, stages=False)  # the models, not the stages
+    add_wide_option(models)
 
     cache = sub.add_parser(
         "cache",
@@ -151,10 +152,12 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _cmd_models(args: argparse.Namespace) -> int:
-    from registry.sources.fallback import reporting_progress
+def _yes_no_style(cell: str) -> str | None:
+    return {"yes": "green", "no": "red"}.get(cell)
 
-    with reporting_progress(progress_printer(args)), notes_printed_here():
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    with notes_printed_here():
         registry = load_registry(args)
     catalog: Catalog = registry.catalog
     _check_params(args.supports, catalog)
@@ -197,9 +200,15 @@ def _cmd_models(args: argparse.Namespace) -> int:
                 efforts,
             )
         )
-    widths = [max(len(r[i]) for r in table) for i in range(4)]
-    for r in table:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
+    console = stdout_console(args)
+    if console is not None:  # a terminal: a table that fits, coloured
+        print_table(console, table[0], table[1:], wrap=4, wide=args.wide,
+                    styles={3: _yes_no_style})  # fmt: skip
+    else:
+        widths = [max(len(r[i]) for r in table) for i in range(4)]
+        for r in table:
+            print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  "
+                  + r[4])  # fmt: skip
     total = f"{len(catalog)}"
     if declared:
         total = (f"{len(catalog) + len(declared)} ({len(catalog)} in the metadata, "

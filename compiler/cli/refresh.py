@@ -24,8 +24,8 @@ from compiler.cli.common import (
     default_path,
     notes_printed_here,
     print_error,
-    progress_printer,
 )
+from compiler.cli.terminal import Wait, waiting
 
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
@@ -114,9 +114,16 @@ def _stage_models(path: Path | None) -> tuple[str, ...]:
 def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> int:
     """Refresh the models list, then the endpoints of ``named`` and (``--all-endpoints``)
     of every model of that list, each once; print the result; return the exit code."""
+    with waiting(args, "refreshing the models list") as wait:
+        return _refresh_in(args, settings, named, wait)
+
+
+def _refresh_in(
+    args: argparse.Namespace, settings: Settings, named: list[str], wait: Wait
+) -> int:
     from registry.sources.load import load_endpoints_result, load_metadata
 
-    progress = progress_printer(args)
+    progress = wait if wait.active else None
     catalog = load_metadata(None, settings=settings, refresh=True, progress=progress)
     wanted = list(dict.fromkeys(named + (catalog.ids() if args.all_endpoints else [])))
     ok = catalog.origin == "fetch" and catalog.store_error is None
@@ -165,6 +172,7 @@ def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> 
     fetched = sum(1 for row in endpoint_rows if row["origin"] == "fetch")
     if len(wanted) > 1:
         lines.append(f"endpoints: fetched for {fetched} of {len(wanted)} models")
+    wait.close()  # the spinner goes before the result is printed
     if args.json:
         payload = {
             "ok": ok,
