@@ -94,14 +94,18 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     header = f"{model.id}" + (f" (stage {args.stage})" if args.stage else "")
-    print(header)
     declared_in = _declared_in(registry, model)
     if declared_in is not None:  # the metadata in use does not list it: say where it is from
-        print(f"source: declared whole in {declared_in} (not in the metadata: "
-              f"{registry.catalog.describe()})")  # fmt: skip
+        source = (f"source: declared whole in {declared_in} (not in the metadata: "
+                  f"{registry.catalog.describe()})")  # fmt: skip
     else:
-        print(f"metadata: {registry.catalog.describe()}")
+        source = f"metadata: {registry.catalog.describe()}"
     console = stdout_console(args)
+    for line in (header, source):
+        if console is None:
+            print(line)
+        else:
+            console.print(line)  # wrapped at the terminal's width
     if console is not None:  # a terminal: the provenance column wraps
         cells = [(r["path"], json.dumps(r["value"], ensure_ascii=False),
                   str(model.provenance.get(r["path"]))) for r in rows]  # fmt: skip

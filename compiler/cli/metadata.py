@@ -213,7 +213,11 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if declared:
         total = (f"{len(catalog) + len(declared)} ({len(catalog)} in the metadata, "
                  f"{len(declared)} declared whole in {registry.models_file.path})")  # fmt: skip
-    print(f"{len(rows)} of {total} models; metadata: {catalog.describe()}")
+    summary = f"{len(rows)} of {total} models; metadata: {catalog.describe()}"
+    if console is not None:
+        console.print(summary)  # wrapped at the terminal's width
+    else:
+        print(summary)
     if not rows:
         filters = [f"--search {args.search!r}"] if args.search else []
         filters += [f"--supports {' '.join(args.supports)}"] if args.supports else []

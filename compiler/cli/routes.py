@@ -110,7 +110,7 @@ def print_report(console: Any, report: Any, *, wide: bool) -> None:
     from compiler.report import TABLE_HEADER
 
     for line in report.header_lines():
-        console.print(line, soft_wrap=True)
+        console.print(line)
     rows = report.table_rows()
     if not rows:
         console.print("no adjustments: the request is exactly what the stage asked for")
@@ -125,7 +125,7 @@ def print_attempts(console: Any, compiled: CompiledRequest, *, wide: bool) -> No
     for number, attempt in enumerate(compiled.attempts, start=2):
         console.print()
         console.print(f"attempt {number} of {total}, for {', '.join(attempt.endpoints)}:",
-                      style="bold" if console.color_system else None, soft_wrap=True)
+                      style="bold" if console.color_system else None)
         console.print()
         print_report(console, attempt.report, wide=wide)
     if compiled.routes:
