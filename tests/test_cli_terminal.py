@@ -83,9 +83,13 @@ def _widest(text: str) -> int:
 MODELS = ["models", "--search", "claude", *EXAMPLE]
 EXPLAIN = ["explain", "extract_invoice", "anthropic/claude-sonnet-4.5", *EXAMPLE, *STAGES]
 SHOW = ["show", "openai/gpt-4o-mini", *EXAMPLE]
+AUDIT = ["audit", "--stage", "extract_invoice", *EXAMPLE, *STAGES]
+ROUTES = ["routes", "extract_invoice", "anthropic/claude-sonnet-4.5", *STAGES,  # the seed's
+          "--models", str(ROOT / "models.yaml")]  # endpoints: no --metadata file
 
 
-@pytest.mark.parametrize("argv", [MODELS, EXPLAIN, SHOW], ids=["models", "explain", "show"])
+@pytest.mark.parametrize("argv", [MODELS, EXPLAIN, SHOW, AUDIT, ROUTES],
+                         ids=["models", "explain", "show", "audit", "routes"])
 def test_tables_fit_the_terminal_and_wide_shows_everything(
     tmp_path: Path, argv: list[str]
 ) -> None:

@@ -25,7 +25,7 @@ from compiler.cli.common import (
     print_error,
     print_note,
 )
-from compiler.cli.terminal import waiting
+from compiler.cli.terminal import add_wide_option, print_table, stdout_console, waiting
 
 __all__ = ["register"]
 
@@ -75,6 +75,7 @@ def register(sub: Any) -> dict[str, Handler]:
                        help="also write the audit as one self-contained HTML page")
     add_common_options(audit)
     add_route_options(audit)
+    add_wide_option(audit)
 
     diff = sub.add_parser(
         "diff",
@@ -242,10 +243,24 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
             inputs = hashing.result()
         _write_page(args.html, audit_page(rows, registry, inputs=inputs))
-    print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
+    console = stdout_console(args)
+    if console is not None:  # a terminal: the table fits its width
+        from compiler.artifacts.audit import audit_table
+
+        header, table, after = audit_table(rows, registry)
+        print_table(console, header, table, wrap=len(header) - 1, wide=args.wide,
+                    styles={2: _rung_style})  # fmt: skip
+        for line in after:
+            console.print(line)
+    else:
+        print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
     if not rows:
         _say_no_match(args, registry)
     return EXIT_OK
+
+
+def _rung_style(cell: str) -> str | None:
+    return {"error": "bold red", "n/a": "dim", "prompt": "yellow"}.get(cell)
 
 
 def _say_no_match(args: argparse.Namespace, registry: Any) -> None:
