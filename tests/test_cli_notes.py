@@ -66,8 +66,9 @@ def test_notes_warnings_and_errors_have_one_format(
     monkeypatch.setenv("CAPC_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("CAPC_BASE_URL", openrouter_server.base_url)  # answers 404
     assert main(["show", "openai/gpt-4o-mini", *example]) == 0
-    [note] = _lines(capsys.readouterr().err)
-    assert note.startswith("capc: note: ") and "bundled seed" in note
+    err = capsys.readouterr().err
+    assert len(_lines(err)) == 1, err
+    assert err.startswith("capc: note: ") and "bundled seed" in err
     # refresh that fails: one error line
     assert main(["refresh"]) == 1
     [error] = _lines(capsys.readouterr().err)
