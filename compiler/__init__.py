@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         PromptTooLongError,
         ProviderError,
         RepairsExhaustedError,
+        ReplyBlockedError,
         ReplyTruncatedError,
         ReplyValidationError,
     )
@@ -59,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "ParsedResponse": "compiler.reply.outcome",
     "ProviderError": "compiler.errors",
     "RepairsExhaustedError": "compiler.errors",
+    "ReplyBlockedError": "compiler.errors",
     "ReplyTruncatedError": "compiler.errors",
     "Usage": "compiler.pricing.usage",
     "UsageCost": "compiler.pricing.cost",
@@ -81,6 +83,7 @@ __all__ = [
     "PromptTooLongError",
     "ProviderError",
     "RepairsExhaustedError",
+    "ReplyBlockedError",
     "ReplyTruncatedError",
     "ReplyValidationError",
     "RouteRow",

@@ -289,8 +289,14 @@ class CompiledRequest:
             A request whose ``repairs`` is one more; its ``attempts`` are empty.
 
         Raises:
-            RepairsExhaustedError: :attr:`retries` repair turns were already made.
+            RepairsExhaustedError: :attr:`retries` repair turns were already made (the
+                count carries across a downgrade, :meth:`after_error`; ``retries`` 0: never).
+            TypeError: ``error`` is not a :class:`ReplyValidationError`.
         """
+        if not isinstance(error, ReplyValidationError):
+            raise TypeError(f"repair() takes a ReplyValidationError, not "
+                            f"{type(error).__name__}: only invalid output is repaired (a "
+                            "refusal, a filter, a truncation or a provider error is not)")
         if self.repairs >= self.retries:
             raise RepairsExhaustedError(error.errors, repairs=self.repairs)
         reply = None if response is None else assemble(response).message

@@ -12,6 +12,7 @@ the registry (:class:`registry.RegistryError`) pass through unchanged::
     ├── ReplyValidationError a reply that breaks the output contract (JSON paths, no values)
     │   └── RepairsExhaustedError  still invalid after the stage's output.retries repairs
     ├── ReplyTruncatedError  finish_reason length: the answer is missing or cut off
+    ├── ReplyBlockedError    no answer to validate: the model refused, or a filter stopped it
     ├── ProviderError        the provider answered with an error (classified)
     ├── ToolError            a tool that cannot be normalised (name, schema, external $ref)
     └── ConversationError    messages that break a pre-send rule (index and rule)
@@ -36,6 +37,7 @@ __all__ = [
     "PromptTooLongError",
     "ProviderError",
     "RepairsExhaustedError",
+    "ReplyBlockedError",
     "ReplyTruncatedError",
     "ReplyValidationError",
     "ToolError",
@@ -182,15 +184,53 @@ class ReplyTruncatedError(CompilerError):
             "or lower the stage's reasoning")
 
 
+class ReplyBlockedError(CompilerError):
+    """The response holds no answer to validate: the model refused (``reason``
+    ``refused``: ``message.refusal`` is set, or a content part has ``type: "refusal"``) or
+    a content filter stopped it (``reason`` ``filtered``: ``finish_reason:
+    content_filter``). Not a validation failure: a repair turn would ask the same
+    question again, so ``CompiledRequest.repair`` refuses it.
+
+    Attributes:
+        reason: ``refused`` or ``filtered``.
+        finish_reason: as the response gives it, or ``None``.
+        refusal: the model's refusal text, or ``None`` (kept out of ``str(error)``: it can
+            quote the prompt).
+        usage: the response's :class:`compiler.pricing.usage.Usage`, or ``None``.
+        cost: its :class:`compiler.pricing.cost.UsageCost`, or ``None``.
+    """
+
+    usage: Any = None
+    cost: Any = None
+
+    def __init__(self, *, reason: str, finish_reason: str | None, refusal: str | None) -> None:
+        self.reason = reason
+        self.finish_reason = finish_reason
+        self.refusal = refusal
+        if reason == "refused":
+            what = (f"refused: the model declined to answer (a refusal of "
+                    f"{len(refusal or '')} characters, in .refusal; finish_reason "
+                    f"{finish_reason})")
+        else:
+            what = "filtered: a content filter stopped the reply (finish_reason content_filter)"
+        super().__init__(f"{what}; not a validation failure, so no repair turn: change "
+                         "the request or the model")
+
+
 class ProviderError(CompilerError):
-    """The provider answered with an error instead of a reply (a streamed error, or a
-    response whose body is an error object).
+    """The provider answered with an error instead of a reply (a streamed error, a
+    response whose body is an error object, or ``finish_reason: error``).
 
     Attributes:
         kind: the class from :mod:`compiler.reply.classify` (``rate_limit``, ``server``, ...).
         status: the HTTP status or ``error.code``, or ``None``.
         detail: OpenRouter's ``error.message`` (and provider name), never the raw upstream text.
+        usage: from ``CompiledRequest.parse_response``: the response's usage, else ``None``.
+        cost: likewise its cost, else ``None``.
     """
+
+    usage: Any = None
+    cost: Any = None
 
     def __init__(self, message: str, *, kind: str, status: int | None, detail: str) -> None:
         super().__init__(message)

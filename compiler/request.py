@@ -21,6 +21,7 @@ from compiler.kinds import policy_key_problem
 from compiler.passes.budget import estimate_prompt_tokens
 from compiler.policy import check_refused, warn_for
 from compiler.pricing.book import PriceBook, price_book
+from compiler.reply.repair import content_form
 from compiler.report import Adjustment
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
@@ -207,14 +208,16 @@ def _loop_ready(
         provider = dict(intent.provider or {})
         if request.endpoints:
             provider.update(only=list(request.endpoints), allow_fallbacks=False)
-        messages = request.body.get("messages", [])[1 if request.instructions else 0:]
+        sent = request.body.get("messages", [])
+        turns = request.repair_turns  # recompiled from the caller's messages, then put back
+        messages = sent[1 if request.instructions else 0:len(sent) - len(turns)]
         again = _compile(registry, replace(intent, ceiling=lower, provider=provider or None),
                          model, messages, coverage, stage_name)
         note = Adjustment(
             kind="output.downgraded_after_error", path="response_format", requested=rung,
             applied=again.rung, reason=f"the provider answered that rung {rung} is not "
             f"supported; recompiled with ceiling {lower}")
-        return _with_adjustment(again, note)
+        return _with_repairs(_with_adjustment(again, note), request)
 
     origin = Origin(prices=prices, downgrade=downgrade)
 
@@ -232,6 +235,24 @@ def _with_adjustment(compiled: CompiledRequest, note: Adjustment) -> CompiledReq
     report = compiled.report
     return replace(compiled, report=replace(report, adjustments=(*report.adjustments, note)),
                    attempts=tuple(_with_adjustment(a, note) for a in compiled.attempts))
+
+
+def _with_repairs(compiled: CompiledRequest, before: CompiledRequest) -> CompiledRequest:
+    """Carry the repair turns made before a downgrade (and their count: the bound on
+    repairs counts across downgrades) into every attempt of the downgraded request."""
+    if not before.repairs and not before.repair_turns:
+        return compiled
+
+    def carry(attempt: CompiledRequest) -> CompiledRequest:
+        # Below rung tool there is no forced tool for a tool-form turn to answer.
+        turns = tuple(before.repair_turns if attempt.rung == "tool"
+                      else content_form(before.repair_turns))
+        body = {**attempt.body, "messages": [*attempt.body.get("messages", []),
+                                             *(dict(t) for t in turns)]}
+        return replace(attempt, body=body, repairs=before.repairs, repair_turns=turns,
+                       attempts=tuple(carry(a) for a in attempt.attempts))
+
+    return carry(compiled)
 
 
 def _rewritten(message: Mapping[str, Any]) -> bool:

@@ -34,7 +34,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         {"registry", "registry.metadata", "registry.declarations", "registry.sources"}
     ),
     "compiler.metaschema": frozenset(),
-    "compiler.schema": frozenset({"compiler", "compiler.metaschema", "registry"}),
+    "compiler.guards": frozenset(),
+    "compiler.schema": frozenset({"compiler", "compiler.metaschema", "compiler.guards",
+                                  "registry"}),
     "compiler.pricing": frozenset(
         {"compiler", "registry", "registry.metadata", "registry.resolve"}
     ),

@@ -73,9 +73,9 @@ PUBLIC_API = {
         "Adjustment", "AdjustmentRefused", "AdjustmentReport", "AdjustmentWarning",
         "CompiledRequest", "CompilerError", "ContractError", "ErrorVerdict", "Intent",
         "NoEndpointError", "OutputContract", "ParsedResponse", "ProjectionError",
-        "PromptTooLongError", "ProviderError", "RepairsExhaustedError", "ReplyTruncatedError",
-        "ReplyValidationError", "RouteRow", "Usage", "UsageCost", "compile_request",
-        "default_registry",
+        "PromptTooLongError", "ProviderError", "RepairsExhaustedError", "ReplyBlockedError",
+        "ReplyTruncatedError", "ReplyValidationError", "RouteRow", "Usage", "UsageCost",
+        "compile_request", "default_registry",
     ],
     "registry": [
         "Catalog", "DeclarationError", "MetadataError", "Provenance", "ReasoningCaps",

@@ -135,7 +135,8 @@ def test_endpoint_checked_against_the_attempt_sent() -> None:
     assert len(req.plan) == 2 and req.attempts[0].endpoints == ("openai",)
     response = fixture("plain.json")  # provider "OpenAI"
     first = req.parse_response(response)
-    assert first.endpoint_check == "mismatch" and "attempt 2" in (first.endpoint_note or "")
+    assert first.endpoint_check == "mismatch"
+    assert "plan[1] (attempt=1)" in (first.endpoint_note or "")
     second = req.parse_response(response, attempt=1)
     assert (second.endpoint_check, second.endpoint, second.attempt) == ("ok", "openai", 1)
     assert "endpoints of openai/gpt-4o-mini" in second.cost.source

@@ -31,7 +31,7 @@ from compiler.artifacts.lock import LockFileError, read_lock
 from compiler.compiled import OPENAI_SDK_PARAMETERS
 from compiler.errors import ReplyValidationError
 from compiler.reply.null_plan import null_plan, undo_nulls
-from compiler.reply.parse import MAX_REPLY_CHARS, unfence
+from compiler.reply.parse import MAX_REPLY_CHARS, too_many_values, unfence
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import freeze_json
 from compiler.schema.projected import Projection
@@ -227,6 +227,9 @@ class Lock:
                                               "characters")])
         if recipe["strip_fence"]:
             text = unfence(text)
+        too_many = too_many_values(text)
+        if too_many is not None:
+            raise ReplyValidationError([("$", too_many)])
         try:
             data = json.loads(text, parse_constant=_no_constant)
         except ValueError as exc:

@@ -38,7 +38,8 @@ def register(sub: Any) -> dict[str, Handler]:
         "check",
         epilog="example: capc check --models models.yaml --stages stages.yaml",
         help="validate models.yaml and stages.yaml and cross-check them with metadata",
-        description="Validate both YAML files, import every stage's contract, and check "
+        description="Validate both YAML files, import every stage's contract and project "
+        "it as its compiles would (the json dialect and each listed model's), and check "
         "that every model id they name is published or declared whole. Exit 0 when all "
         "is well, 2 when a problem was found.",
     )
@@ -163,10 +164,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
             if problem is not None and stages is not None:
                 problems.append(stages.document.error(problem, ("stages", name, "policy", key)))
         try:
-            Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
+            intent = Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
         except ContractError as exc:
             assert stages is not None
             problems.append(stages.document.error(str(exc), ("stages", name, "contract")))
+            continue
+        if intent.contract is not None and stages is not None:
+            problems.extend(
+                stages.document.error(problem, ("stages", name, "contract"))
+                for problem in _contract_problems(registry, name, intent))
     if problems or args.json:
         return _report(problems, args)
     declared = 0 if registry.models_file is None else len(registry.models_file.models)
@@ -175,6 +181,36 @@ def _cmd_check(args: argparse.Namespace) -> int:
         f"checked against {registry.catalog.describe()}"
     )
     return EXIT_OK
+
+
+def _contract_problems(registry: Any, stage: str, intent: Any) -> list[str]:
+    """Why compiling ``stage`` refuses its contract, one line per cause: the projection's
+    refusals (budget, external references, alias cycles, ...) under ``json``, which every
+    compile shows, and, when the stage asks for rung ``schema``, under the dialect of
+    each model it lists (a compile projects for that dialect first)."""
+    from compiler.errors import CompilerError
+    from compiler.schema.dialects import get_dialect
+    from compiler.schema.projection import project
+    from registry.errors import RegistryError
+
+    users: dict[str, list[str]] = {"json": []}
+    if intent.effective_ceiling == "schema":
+        for model_id in registry.stage(stage).models:
+            try:
+                dialect = registry.resolve(model_id, stage).dialect
+            except RegistryError:  # an unknown id: check_model_ids reports it
+                continue
+            users.setdefault(dialect, []).append(model_id)
+    found: dict[str, str] = {}
+    for dialect, models in users.items():
+        try:
+            project(intent.contract, get_dialect(dialect))
+        except CompilerError as exc:
+            where = ("every compile" if not models else
+                     f"compiles for {', '.join(models)} ({dialect} dialect)")
+            found.setdefault(str(exc), where)
+    return [f"contract {intent.contract.name}: {where} refused: {message}"
+            for message, where in found.items()]
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:

@@ -3,9 +3,12 @@
 FILE is a saved OpenRouter chat-completions response: the JSON object, a JSON list of
 stream chunks, or a stream dump (``data:`` lines); ``-`` reads stdin. The output (or the
 value-free validation errors), the endpoint check, usage and cost are printed; ``--json``
-gives one object. Exit codes: 0 the reply is valid, 1 it is invalid (a contract
-violation, or ``finish_reason: length`` without a whole answer), 2 an error (unreadable
-file, a response that is an error, bad input).
+gives one object (``outcome``: ``invalid``, ``truncated``, ``refused`` or ``filtered``
+when there is no valid output). ``--attempt N`` is 0-based, as ``parse_response(attempt=N)``
+and ``req.plan[N]``. Exit codes: 0 the reply is valid, 1 there is no valid output (a
+contract violation, ``finish_reason: length`` without a whole answer, a refusal, a content
+filter), 2 an error (unreadable file, a response that is an error or has ``finish_reason:
+error``, bad input, an ambiguous ``--attempt``).
 """
 
 from __future__ import annotations
@@ -42,13 +45,14 @@ def register(sub: Any) -> dict[str, Handler]:
         "JSON, a JSON list of stream chunks, or a stream dump of data: lines; - for stdin) "
         "as the reply to it: print the validated output or the validation errors (JSON "
         "paths, never values), the endpoint check, usage and cost. Exit 0 valid, 1 "
-        "invalid, 2 error.",
+        "no valid output (invalid, truncated, refused, filtered), 2 error.",
     )
     reply.add_argument("stage", metavar="STAGE")
     reply.add_argument("model", metavar="MODEL")
     reply.add_argument("file", metavar="FILE")
-    reply.add_argument("--attempt", type=int, default=1, metavar="N",
-                       help="the route-plan attempt that was sent (1 = the first; default 1)")
+    reply.add_argument("--attempt", type=int, default=0, metavar="N",
+                       help="the route-plan attempt that was sent, 0-based as in the API's "
+                       "parse_response(attempt=N) and req.plan[N] (0 = the first; default 0)")
     add_common_options(reply)
     add_route_options(reply)
     return {"reply": _cmd_reply}
@@ -75,31 +79,76 @@ def _cost_line(cost: Any) -> str:
     return f"cost: {text}; prices: {cost.source}"
 
 
+def _attempt(given: int, compiled: Any, response: Any) -> int:
+    """The 0-based attempt ``--attempt`` names. Before 2026-12 the flag was 1-based; a
+    number only that form can mean (the plan's length) is read so, with a note; a number
+    both forms can mean is read 0-based unless the response's provider belongs to the
+    attempt the 1-based form meant and not to the other, which is refused as ambiguous.
+
+    Raises:
+        CliError: out of range, or ambiguous (exit 2).
+    """
+    from compiler.reply.outcome import serving_attempts
+    from compiler.reply.response import assemble
+
+    plan = compiled.plan
+    count = len(plan)
+    if not 0 <= given <= count:
+        raise CliError(f"--attempt {given}: the plan has {count} attempt(s), numbered 0 to "
+                       f"{count - 1} (0-based, as parse_response(attempt=N)); see capc "
+                       "routes", EXIT_INPUT)
+    if given == count:
+        print_note(f"--attempt {given} read as the old 1-based form (attempt "
+                   f"{given - 1}, the last); --attempt is 0-based: pass --attempt {given - 1}")
+        return given - 1
+    if given == 0:
+        return 0
+    try:
+        provider = assemble(response).provider
+    except ValueError:
+        return given
+    book = None if compiled.origin is None else compiled.origin.prices()
+    served = serving_attempts(provider, [a.endpoints for a in plan], book)
+    if given - 1 in served and given not in served:
+        raise CliError(
+            f"--attempt {given} is ambiguous: 0-based it is the attempt for "
+            f"{', '.join(plan[given].endpoints) or 'no endpoint data'}, but the response "
+            f"was served by {provider!r}, an endpoint of attempt {given - 1} (which "
+            f"--attempt {given} meant when the flag was 1-based); pass --attempt "
+            f"{given - 1} for that one", EXIT_INPUT)
+    return given
+
+
 def _cmd_reply(args: argparse.Namespace) -> int:
-    from compiler.errors import ProviderError, ReplyTruncatedError, ReplyValidationError
+    from compiler.errors import (
+        ProviderError,
+        ReplyBlockedError,
+        ReplyTruncatedError,
+        ReplyValidationError,
+    )
     from compiler.request import compile_request
 
     response = _read(args.file)
     registry = load_registry(args)
     compiled = compile_request(args.stage, args.model, registry=registry, coverage=args.coverage)
-    if not 1 <= args.attempt <= len(compiled.plan):
-        raise CliError(f"--attempt {args.attempt}: the plan has {len(compiled.plan)} "
-                       "attempt(s)", EXIT_INPUT)
+    attempt = _attempt(args.attempt, compiled, response)
     try:
-        parsed = compiled.parse_response(response, attempt=args.attempt - 1)
+        parsed = compiled.parse_response(response, attempt=attempt)
     except ValueError as exc:
         raise CliError(f"{args.file}: {exc}", EXIT_INPUT) from None
     except ProviderError as exc:
         raise CliError(str(exc), EXIT_INPUT) from None
-    except (ReplyValidationError, ReplyTruncatedError) as exc:
+    except (ReplyValidationError, ReplyTruncatedError, ReplyBlockedError) as exc:
         errors = exc.errors if isinstance(exc, ReplyValidationError) else [("$", str(exc))]
+        outcome = ("invalid" if isinstance(exc, ReplyValidationError) else "truncated"
+                   if isinstance(exc, ReplyTruncatedError) else exc.reason)
         if args.json:
-            print(json.dumps({"valid": False, "errors": [
+            print(json.dumps({"valid": False, "outcome": outcome, "errors": [
                 {"path": p, "message": m} for p, m in errors],
                 "usage": None if exc.usage is None else exc.usage.to_dict(),
                 "cost": None if exc.cost is None else exc.cost.to_dict()}, indent=2))
         else:
-            print("invalid reply:")
+            print(f"{outcome} reply:" if outcome != "invalid" else "invalid reply:")
             for path, message in errors:
                 print(f"  {path}: {message}")
             if exc.cost is not None:

@@ -1,41 +1,57 @@
 """Classify a provider error: :func:`classify_error` -> :class:`ErrorClass`.
 
-OpenRouter answers errors as ``{"error": {"code", "message", "metadata"?}}`` with the HTTP
-status equal to ``code``; an upstream provider's own error is wrapped with ``message:
-"Provider returned error"`` and the upstream text in ``metadata.raw`` (plus
-``metadata.provider_name``). Status codes
-(https://openrouter.ai/docs/api-reference/errors-and-debugging): 400 bad request, 401
-invalid credentials, 402 insufficient credits, 403 moderation or permissions, 408 timeout,
-429 rate limited, 502 model down or invalid response, 503 no provider meets the routing
-requirements; routing that leaves no endpoint is a 404 (``No endpoints found ...``).
+OpenRouter answers errors as ``{"error": {"code", "message", "metadata"?}}``
+(https://openrouter.ai/docs/api-reference/errors-and-debugging). Before generation
+starts the HTTP status equals ``code``: 400 bad request, 401 invalid credentials, 402
+insufficient credits, 403 forbidden (permissions, a guardrail, moderation, or the key's
+own limit: ``Key limit exceeded``), 408 timeout, 429 rate limited, 502 model down or
+invalid response, 503 no provider meets the routing; routing that leaves no endpoint is
+a 404 (``No endpoints found ...``, ``metadata.availability``). Once generation started
+the status is 200 and the error arrives in the body or as a stream event. An upstream
+provider's own error is wrapped as ``message: "Provider returned error"`` with the
+upstream text in ``metadata.raw``.
 
-The classes, in the order they are tested:
+How a class is found, in this order:
+
+1. **The numeric code**: ``error.code`` when it is an HTTP error code (an integer, or a
+   string of digits such as ``"429"``), else ``status`` (likewise coerced). ``status``
+   ``None`` with no JSON error object (no body, or a text one) means no response came
+   (``timeout``).
+2. **Structured fields**: ``metadata.limit_source`` (a key, guardrail, workspace or
+   in-flight budget: ``auth``), ``availability`` (in ``metadata`` or beside it:
+   ``no_endpoint``), ``metadata.reasons`` / ``flagged_input`` (moderation:
+   ``invalid_request``); they decide when there is no numeric code, and ``limit_source``
+   and ``availability`` also for a 403 and a 404/503.
+3. **OpenRouter's ``message``**, for the few classes that share a code.
 
 ``timeout``
-    no HTTP response at all (``status`` ``None``: a client-side timeout or a cancelled
-    call), 408, 504, 524, or a 5xx whose message says it timed out.
+    no response (``status`` ``None`` and no JSON error object), 408, 504, 524, or a 5xx whose
+    ``message`` says it timed out.
 ``auth``
-    401, 402 (credits), a 403 that names the key or credits.
+    401, 402, a 403 with a ``limit_source`` or whose message names the key (``Key limit
+    exceeded``, ``API key``, insufficient credits or permissions).
 ``rate_limit``
     429.
 ``no_endpoint``
-    a 404 or 503 that says no endpoint or provider can serve the routing: the next
-    route-plan attempt is the answer.
+    a 404 or 503 saying no endpoint or provider can serve the routing.
 ``structured_output_unsupported``
-    a 400, 404, 422 or 501 whose message (or upstream ``raw``) names a structured-output
-    feature (``response_format``, ``json_schema``, ``json_object``, structured outputs,
-    JSON mode, ``tool_choice``) together with "unsupported" wording. An *invalid* schema
-    is not this class (it is ``invalid_request``).
+    a 400, 404, 422 or 501 whose message, or upstream error message (``metadata.raw``:
+    its ``error.message`` / ``message`` when it is JSON, else its text), states in one
+    clause that a structured-output feature (``response_format``, ``json_schema``,
+    ``json_object``, structured outputs, JSON mode, ``tool_choice``, a forced tool) is
+    unsupported, where that clause is not inside a quoted phrase (a quoted prompt) and
+    the upstream error names no other request ``param``. An *invalid* schema is not this
+    class.
 ``invalid_request``
-    any other 4xx (including 403 moderation and 413).
+    any other 4xx (including 403 guardrail or moderation blocks and 413).
 ``server``
     any other 5xx.
 ``unknown``
-    anything else.
+    anything else (an error object with no numeric code and no telling field).
 
-Only ``structured_output_unsupported`` may lead to a downgrade; the classifier never
-copies ``metadata.raw`` or moderation's ``flagged_input`` into :attr:`ErrorClass.detail`
-(they can quote the caller's prompt).
+``metadata.raw`` is read for ``structured_output_unsupported`` only; only that class may
+lead to a downgrade. The classifier never copies ``metadata.raw`` or moderation's
+``flagged_input`` into :attr:`ErrorClass.detail` (they can quote the caller's prompt).
 """
 
 from __future__ import annotations
@@ -46,7 +62,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ERROR_CLASSES", "ErrorClass", "classify_error"]
+__all__ = ["ERROR_CLASSES", "ErrorClass", "classify_error", "http_code"]
 
 #: Every class :func:`classify_error` returns.
 ERROR_CLASSES: tuple[str, ...] = (
@@ -54,19 +70,30 @@ ERROR_CLASSES: tuple[str, ...] = (
     "server", "timeout", "unknown",
 )
 
-_FEATURE = re.compile(
-    r"response_format|json_schema|json_object|structured[ _-]?outputs?|json mode|"
-    r"text\.format|tool_choice|forced (?:tool|function)", re.IGNORECASE)
-_UNSUPPORTED = re.compile(
-    r"not supported|unsupported|does not support|doesn't support|not available|unavailable|"
-    r"is not enabled|not implemented|cannot be used|not allowed", re.IGNORECASE)
+_FEATURE = (r"(?:response[_ ]format|json[_ ]schema|json[_ ]object|structured[ _-]?outputs?|"
+            r"json mode|text\.format|tool[_ ]choice|forced (?:tool|function)s?)")
+_NEGATION = (r"(?:not supported|unsupported|not available|unavailable|not enabled|"
+             r"not implemented|cannot be used|not allowed)")
+_SUPPORT_VERB = r"(?:does not|doesn't|do not|don't|cannot|can't) (?:support|use|accept)"
+#: One clause: no sentence punctuation, brackets or quotes between the two parts.
+_CLAUSE = r"[^.;:!?\n{}\[\]\"]{0,60}?"
+_UNSUPPORTED_FEATURE = re.compile(
+    rf"\b{_FEATURE}\b{_CLAUSE}\b{_NEGATION}\b|\b{_SUPPORT_VERB}\b{_CLAUSE}\b{_FEATURE}\b|"
+    rf"\bunsupported\b{_CLAUSE}\b{_FEATURE}\b", re.IGNORECASE)
+#: A quoted phrase (with a space inside): a quoted prompt or text, not a parameter name.
+_QUOTED = re.compile(r"(?<!\w)(?:\"[^\"\n]*\s[^\"\n]*\"|'[^'\n]*\s[^'\n]*'|`[^`\n]*\s[^`\n]*`)"
+                     r"(?!\w)")
 _INVALID_SCHEMA = re.compile(r"invalid schema|schema is invalid|invalid json schema",
                              re.IGNORECASE)
+_STRUCTURED_PARAMS = frozenset({"response_format", "tool_choice", "tools", "text.format",
+                                "json_schema"})
 _NO_ENDPOINT = re.compile(
     r"no endpoints? found|no allowed providers|no available (?:model )?provider|"
     r"routing requirements|constraint_filtered|no_endpoints", re.IGNORECASE)
-_TIMED_OUT = re.compile(r"timed? ?out|timeout", re.IGNORECASE)
-_AUTH_403 = re.compile(r"api key|credits|permission", re.IGNORECASE)
+_TIMED_OUT = re.compile(r"\btimed? ?out\b|\btimeout\b", re.IGNORECASE)
+_KEY_403 = re.compile(r"key limit exceeded|\bapi key\b|insufficient (?:credits|permissions)|"
+                      r"credit limit|budget limit|spending limit", re.IGNORECASE)
+_TIMEOUT_CODES = frozenset({408, 504, 524})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +102,8 @@ class ErrorClass:
 
     Attributes:
         kind: one of :data:`ERROR_CLASSES`.
-        status: the HTTP status (or ``error.code`` when no status was given), or ``None``.
+        status: the numeric code the class was read from (``error.code``, else the HTTP
+            status), or ``None``.
         detail: OpenRouter's ``error.message`` (at most 300 characters) and the provider
             name; never the upstream ``raw`` text.
         provider: ``error.metadata.provider_name``, or ``None``.
@@ -92,72 +120,124 @@ class ErrorClass:
                 "provider": self.provider}
 
 
-def _error_object(body: Any) -> Mapping[str, Any]:
+def http_code(value: Any) -> int | None:
+    """``value`` as an HTTP status code (100-599): an integer or a string of digits
+    (``"429"``); ``None`` for anything else (``"server_error"``, ``True``, ``None``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    return value if isinstance(value, int) and 100 <= value <= 599 else None
+
+
+def _error_object(body: Any) -> tuple[Mapping[str, Any], bool]:
+    """(the error object of ``body``, whether ``body`` is a JSON object at all); a text
+    body becomes ``{"message": text}``."""
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except json.JSONDecodeError:
-            return {"message": body}
+            return {"message": body}, False
     if isinstance(body, Mapping):
         inner = body.get("error")
         if isinstance(inner, Mapping):
-            return inner
+            return inner, True
         if isinstance(inner, str):
-            return {"message": inner}
-        return body
-    return {}
+            return {"message": inner}, True
+        return body, bool(body)
+    return {}, False
 
 
-def classify_error(status: int | None, body: Any) -> ErrorClass:
+def _upstream(raw: Any) -> tuple[str, Any]:
+    """(the upstream error's message, its ``param``) from ``metadata.raw``."""
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            return raw, None
+        raw = parsed
+    if isinstance(raw, Mapping):
+        nested = raw.get("error")
+        inner: Mapping[str, Any] = nested if isinstance(nested, Mapping) else raw
+        for key in ("message", "detail", "error"):
+            if isinstance(inner.get(key), str):
+                return inner[key], inner.get("param")
+        return "", inner.get("param")
+    return ("" if raw is None else str(raw)), None
+
+
+def _says_unsupported(text: str) -> bool:
+    """The precise rule: one unquoted clause says a structured-output feature is unsupported."""
+    text = _QUOTED.sub(" ", text)
+    return bool(_UNSUPPORTED_FEATURE.search(text)) and not _INVALID_SCHEMA.search(text)
+
+
+def classify_error(status: int | str | None, body: Any) -> ErrorClass:
     """Classify one error answer.
 
     Args:
-        status: the HTTP status, or ``None`` when no response came back (a timeout, a
-            dropped connection, a cancelled call).
+        status: the HTTP status (an integer, or a string of digits), or ``None`` when no
+            response came back (a timeout, a dropped connection, a cancelled call). A 200
+            whose body is an error object is classified by the object.
         body: the response body: the parsed JSON, its text or bytes, or ``None``.
 
     >>> classify_error(429, {"error": {"code": 429, "message": "Rate limit exceeded"}}).kind
     'rate_limit'
+    >>> classify_error(200, {"error": {"code": "403", "message": "Key limit exceeded"}}).kind
+    'auth'
     """
-    error = _error_object(body)
-    message = str(error.get("message") or "")
-    meta = error.get("metadata")
-    meta = meta if isinstance(meta, Mapping) else {}
-    raw = meta.get("raw")
-    raw_text = raw if isinstance(raw, str) else json.dumps(raw) if raw is not None else ""
-    provider = meta.get("provider_name") if isinstance(meta.get("provider_name"), str) else None
-    code = error.get("code")
-    if status is None and isinstance(code, int) and not isinstance(code, bool):
-        status = code
-        no_response = False
-    else:
-        no_response = status is None
-    text = f"{message}\n{raw_text}"
+    found, is_object = _error_object(body)
+    message = str(found.get("message") or "")
+    meta = found.get("metadata")
+    meta = dict(meta) if isinstance(meta, Mapping) else {}
+    if isinstance(found.get("availability"), Mapping):  # documented beside the metadata too
+        meta.setdefault("availability", found["availability"])
+    name = meta.get("provider_name")
+    provider = name if isinstance(name, str) else None
     detail = message[:300] + (f" (provider {provider})" if provider else "")
-    kind = _kind(status, text, no_response, meta)
-    return ErrorClass(kind=kind, status=status, detail=detail or "(no message)",
-                      provider=provider)
+    given = http_code(status)
+    code = http_code(found.get("code"))
+    if code is None and given is not None and given >= 400:
+        code = given
+    # No status and no error object: no response came at all (a text body is the
+    # client's own words).
+    kind = "timeout" if status is None and not is_object else _kind(code, message, meta)
+    return ErrorClass(kind=kind, status=code if code is not None else given,
+                      detail=detail or "(no message)", provider=provider)
 
 
-def _kind(status: int | None, text: str, no_response: bool, meta: Mapping[str, Any]) -> str:
-    if no_response or status in (408, 504, 524):
+def _kind(code: int | None, message: str, meta: Mapping[str, Any]) -> str:
+    """``meta`` is ``error.metadata`` with ``error.availability`` merged in."""
+    if code is None or code < 400:
+        if "limit_source" in meta:
+            return "auth"
+        if "availability" in meta:
+            return "no_endpoint"
+        if "reasons" in meta or "flagged_input" in meta:
+            return "invalid_request"
+        return "unknown"
+    if code in _TIMEOUT_CODES or (code >= 500 and _TIMED_OUT.search(message)):
         return "timeout"
-    assert status is not None
-    if status >= 500 and _TIMED_OUT.search(text):
-        return "timeout"
-    if status in (401, 402) or (status == 403 and _AUTH_403.search(text)):
+    if code in (401, 402) or (code == 403 and ("limit_source" in meta
+                                               or _KEY_403.search(message))):
         return "auth"
-    if status == 429:
+    if code == 429:
         return "rate_limit"
-    if status in (404, 503) and (_NO_ENDPOINT.search(text) or "availability" in meta):
+    if code in (404, 503) and ("availability" in meta or _NO_ENDPOINT.search(message)):
         return "no_endpoint"
-    if status in (400, 404, 422, 501) and _FEATURE.search(text) and _UNSUPPORTED.search(text) \
-            and not _INVALID_SCHEMA.search(text):
+    if code in (400, 404, 422, 501) and _structured(message, meta):
         return "structured_output_unsupported"
-    if 400 <= status < 500:
-        return "invalid_request"
-    if status >= 500:
-        return "server"
-    return "unknown"
+    return "invalid_request" if code < 500 else "server"
+
+
+def _structured(message: str, meta: Mapping[str, Any]) -> bool:
+    if _says_unsupported(message):
+        return True
+    if "raw" not in meta:
+        return False
+    text, param = _upstream(meta["raw"])
+    if param is not None and str(param) not in _STRUCTURED_PARAMS:
+        return False
+    return _says_unsupported(text)

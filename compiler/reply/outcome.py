@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from compiler.errors import ProviderError, ReplyTruncatedError, ReplyValidationError
+from compiler.errors import (
+    ProviderError,
+    ReplyBlockedError,
+    ReplyTruncatedError,
+    ReplyValidationError,
+)
 from compiler.pricing.book import PriceBook
 from compiler.pricing.cost import UsageCost, usage_cost
 from compiler.pricing.prices import PriceSheet
@@ -25,7 +30,7 @@ from compiler.reply.response import Response, assemble
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import Projection
 
-__all__ = ["ParsedResponse", "forced_tool", "read_response"]
+__all__ = ["ParsedResponse", "forced_tool", "read_response", "serving_attempts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +129,26 @@ def _served(
                 hits[0].sheet if len(sheets) == 1 else None)
     others = [i for i, group in enumerate(plan_endpoints)
               if any(e.slug in group for e in entries)]
-    where = (f"it is an endpoint of attempt {others[0] + 1}" if others
+    where = (f"it is an endpoint of plan[{others[0]}] (attempt={others[0]})" if others
              else "it is no endpoint of this route plan")
     return None, "mismatch", (f"served by {provider!r}, not one of this attempt's endpoints "
                               f"({', '.join(endpoints)}); {where}"), None
+
+
+def serving_attempts(
+    provider: str | None, plan_endpoints: Sequence[Sequence[str]], book: PriceBook | None
+) -> tuple[int, ...]:
+    """The 0-based indexes of the plan's attempts with an endpoint named ``provider``
+    (a response's display name); empty when it names none or is ``None``."""
+    if provider is None:
+        return ()
+    entries = () if book is None else book.matching(provider)
+    if entries:
+        slugs = {e.slug for e in entries}
+        return tuple(i for i, group in enumerate(plan_endpoints) if slugs & set(group))
+    base = provider.strip().lower().replace(" ", "-")
+    return tuple(i for i, group in enumerate(plan_endpoints)
+                 if any(s.lower().split("/")[0] == base for s in group))
 
 
 def read_response(
@@ -146,18 +167,16 @@ def read_response(
 
     Raises:
         ValueError: ``response`` is not a response object or chunk list.
-        ProviderError: the response carries an error object (classified).
+        ProviderError: the response carries an error object, or ``finish_reason`` is
+            ``error`` (classified; an error in a response is one that came with HTTP 200).
+        ReplyBlockedError: the model refused (``message.refusal``, a refusal content
+            part) or ``finish_reason`` is ``content_filter``: never a validation failure.
         ReplyTruncatedError: ``finish_reason`` is ``length`` and the answer is missing
             or cut off.
         ReplyValidationError: the reply is invalid; the error's ``usage`` and ``cost``
             attributes hold the response's usage and cost.
     """
     got: Response = assemble(response)
-    if got.error is not None:
-        found = classify_error(None, {"error": got.error})
-        raise ProviderError(f"the provider answered with an error ({found.kind}, status "
-                            f"{found.status}): {found.detail}", kind=found.kind,
-                            status=found.status, detail=found.detail)
     usage = usage_from(got.usage)
     slug, check, note, sheet = _served(got.provider, endpoints, book, plan_endpoints)
     if sheet is None:
@@ -165,6 +184,7 @@ def read_response(
     images, one_hour = _walk_parts(body)
     when = None if got.created is None else datetime.fromtimestamp(got.created, UTC)
     cost = usage_cost(usage, sheet, images=images, one_hour_cache=one_hour, when=when)
+    _no_answer(got, usage, cost)
     name = forced_tool(body) if rung == "tool" else None
     calls = got.tool_calls
     if name is not None:
@@ -214,6 +234,34 @@ def read_response(
         provider=got.provider, endpoint=slug, endpoint_check=check, endpoint_note=note,
         attempt=attempt, rung=rung, usage=usage, cost=cost,
     )
+
+
+def _no_answer(got: Response, usage: Usage, cost: UsageCost) -> None:
+    """Raise for a response that holds no answer to validate (checked before the reply).
+
+    Raises:
+        ProviderError: an error object or ``finish_reason: error``.
+        ReplyBlockedError: a refusal, or ``finish_reason: content_filter``.
+    """
+    exc: ProviderError | ReplyBlockedError
+    if got.error is not None or got.finish_reason == "error":
+        # An error inside a response came with HTTP 200: generation had started.
+        found = classify_error(200, {"error": got.error or {}})
+        what = ("" if got.error is not None
+                else " (finish_reason error, and the response carries no error object)")
+        exc = ProviderError(f"the provider answered with an error ({found.kind}, status "
+                            f"{found.status}){what}: {found.detail}", kind=found.kind,
+                            status=found.status, detail=found.detail)
+    elif got.refusal is not None:
+        exc = ReplyBlockedError(reason="refused", finish_reason=got.finish_reason,
+                                refusal=got.refusal)
+    elif got.finish_reason == "content_filter":
+        exc = ReplyBlockedError(reason="filtered", finish_reason=got.finish_reason,
+                                refusal=None)
+    else:
+        return
+    exc.usage, exc.cost = usage, cost
+    raise exc
 
 
 def _name(call: Mapping[str, Any]) -> str | None:

@@ -8,38 +8,47 @@ provider enforced: constraints a dialect could not carry (``pattern``,
 ``maxLength`` ...) are checked here.
 
 Errors carry JSON paths into the reply as written (``$.result.answer`` when the
-root was wrapped) and pydantic's messages with the offending values removed.
+root was wrapped) and messages composed from the error type and the constraints the
+contract's schema holds (:mod:`compiler.reply.messages`), never from the input. Before
+validation the reply is bounded: :data:`MAX_REPLY_CHARS` characters and
+:data:`MAX_REPLY_NODES` JSON values; at most :data:`MAX_REPLY_ERRORS` errors are listed.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, get_args
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
-from pydantic_core.core_schema import ErrorType
 
 from compiler.errors import ReplyValidationError
+from compiler.reply.messages import constraints_of, safe_message
 from compiler.reply.null_plan import null_plan, undo_nulls
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
 
-__all__ = ["parse_reply", "unfence"]
+__all__ = ["count_values", "parse_reply", "too_many_values", "unfence"]
 
 MAX_REPLY_CHARS = 4_000_000
 """The longest reply text parsed, in characters; a longer one fails at ``$`` unread."""
 
+MAX_REPLY_NODES = 100_000
+"""The most JSON values (containers, keys and scalars, counted from the text) a reply may
+hold before it is validated: validation, and the errors it builds, cost memory and time
+per value, so a reply of 1,900,000 wrong items (1.8 GB and 16 s to validate) is refused
+unvalidated (validating a reply of about this many wrong items takes 0.3 s and 100 MB)."""
+
 MAX_REPLY_ERRORS = 50
 """Errors listed in a :class:`ReplyValidationError`; a last entry says how many more."""
 
-#: Error types whose message is a validator's own text (which may quote the value).
-_FREE_TEXT = {"value_error": "Value error", "assertion_error": "Assertion failed"}
+#: One JSON string, escapes included, or the rest of the text when it is unterminated.
+#: Possessive, so no input makes it backtrack: one pass over the text.
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 
 _LANGUAGE_TAG = re.compile(r"[A-Za-z0-9_+-]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_BUILT_IN = frozenset(get_args(ErrorType))  # pydantic's own types: fixed message templates
 
 
 def parse_reply(
@@ -58,9 +67,10 @@ def parse_reply(
         The validated value (a model instance for a ``BaseModel`` contract).
 
     Raises:
-        ReplyValidationError: the text is not JSON (path ``$`` and the decoder's
-            message), or it violates the contract (JSON paths such as
-            ``$.organizations[0].name``; the offending values are never included).
+        ReplyValidationError: the text is over :data:`MAX_REPLY_CHARS` characters or
+            :data:`MAX_REPLY_NODES` JSON values (path ``$``, not validated), is not JSON
+            (path ``$`` and the decoder's message), or violates the contract (JSON paths
+            such as ``$.organizations[0].name``; the offending values are never included).
 
     >>> from pydantic import BaseModel
     >>> from compiler.schema.dialects import DIALECTS
@@ -78,6 +88,9 @@ def parse_reply(
         )])
     if strip_fence:
         text = unfence(text)
+    too_many = too_many_values(text)
+    if too_many is not None:
+        raise ReplyValidationError([("$", too_many)])
     plan = null_plan(projection)
     wrapper = projection.wrapped_root
     failure: ValidationError | None = None
@@ -88,7 +101,7 @@ def parse_reply(
             failure = exc  # raised below, outside this block, so no pydantic error is chained
     data = _loads(text)
     if failure is not None:
-        raise ReplyValidationError(_failures(failure, data, "$", _field_names(contract)))
+        raise ReplyValidationError(_failures(failure, data, "$", contract))
     if plan is not None:
         undo_nulls(data, plan)
     where = "$"
@@ -104,7 +117,7 @@ def parse_reply(
         return contract.adapter.validate_json(to_json(data))
     except ValidationError as exc:
         failure = exc
-    raise ReplyValidationError(_failures(failure, data, where, _field_names(contract)))
+    raise ReplyValidationError(_failures(failure, data, where, contract))
 
 
 def unfence(text: str) -> str:
@@ -117,6 +130,32 @@ def unfence(text: str) -> str:
     if newline and _LANGUAGE_TAG.fullmatch(first_line.strip()):
         return rest
     return inner
+
+
+def count_values(text: str) -> int:
+    """About how many JSON values ``text`` holds: containers, object keys and scalars.
+
+    Counted from the text (strings removed, then ``[``, ``{``, ``,`` and ``:``), in one
+    linear pass, without parsing; for JSON an upper bound, at most one above the true
+    count per container (here 8: the object, two keys, the array, three items, ``{}``).
+
+    >>> count_values('{"a": [1, 2, "x,y"], "b": {}}')
+    9
+    """
+    bare = _STRING.sub("", text)
+    return 1 + sum(bare.count(mark) for mark in "[{,:")
+
+
+def too_many_values(text: str) -> str | None:
+    """The error message when ``text`` holds more than :data:`MAX_REPLY_NODES` values."""
+    if len(text) <= MAX_REPLY_NODES:  # every value takes a character at least
+        return None
+    count = count_values(text)
+    if count <= MAX_REPLY_NODES:
+        return None
+    return (f"Reply holds about {count:,} JSON values, more than the {MAX_REPLY_NODES:,} "
+            "validated (compiler.reply.parse.MAX_REPLY_NODES); it was not validated: ask "
+            "for a shorter answer, or raise the limit")
 
 
 def _loads(text: str) -> Any:
@@ -132,15 +171,21 @@ def _loads(text: str) -> Any:
 
 
 def _failures(
-    exc: ValidationError, data: Any, where: str, names: frozenset[str]
+    exc: ValidationError, data: Any, where: str, contract: OutputContract
 ) -> list[tuple[str, str]]:
-    """Map pydantic errors to ``(JSON path, message)`` pairs without input values;
-    at most :data:`MAX_REPLY_ERRORS`, then one entry saying how many more."""
+    """Map pydantic errors to ``(JSON path, message)`` pairs without input values
+    (:func:`compiler.reply.messages.safe_message`); at most :data:`MAX_REPLY_ERRORS`,
+    then one entry saying how many more."""
+    names = _field_names(contract)
+    constraints = constraints_of(contract.sha256, contract.schema)
     errors = exc.errors(include_url=False)
-    shown = [
-        (_json_path(err["loc"], data, where, err["type"] == "missing", names), _scrub(err))
-        for err in errors[:MAX_REPLY_ERRORS]
-    ]
+    shown = []
+    for err in errors[:MAX_REPLY_ERRORS]:
+        message = safe_message(err, constraints)
+        if "[key]" in tuple(err["loc"]):
+            message += " (in a key)"
+        shown.append((_json_path(err["loc"], data, where, err["type"] == "missing", names),
+                      message))
     if len(errors) > MAX_REPLY_ERRORS:
         more = len(errors) - MAX_REPLY_ERRORS
         shown.append(("$", f"... and {more:,} more errors (MAX_REPLY_ERRORS)"))
@@ -197,29 +242,3 @@ def _path_step(path: str, key: str) -> str:
     if _IDENTIFIER.match(key):
         return f"{path}.{key}"
     return path + "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
-
-
-def _scrub(err: Mapping[str, Any]) -> str:
-    """Return the error message with the offending value (and a union tag) blanked out."""
-    message = str(err["msg"])
-    if err["type"] == "json_invalid":
-        return message
-    if err["type"] in _FREE_TEXT or err["type"] not in _BUILT_IN:
-        # A validator's own words can quote any part of the value: keep only the type.
-        label = _FREE_TEXT.get(err["type"], f"Failed {err['type']!r}")
-        return f"{label} (a validator of the contract; its message is withheld)"
-    suspects = [err.get("input")]
-    ctx = err.get("ctx")
-    if isinstance(ctx, Mapping) and "tag" in ctx:
-        suspects.append(ctx["tag"])
-    for value in suspects:
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            continue
-        text = str(value)
-        for form in (repr(value), f'"{text}"', f"'{text}'"):
-            message = message.replace(form, "<value>")
-        if isinstance(value, str) and len(text) >= 4:
-            message = message.replace(text, "<value>")
-    if "[key]" in tuple(err["loc"]):
-        message += " (in a key)"
-    return message

@@ -11,12 +11,12 @@ followed by a ``user`` message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compiler.errors import ReplyValidationError
 
-__all__ = ["REPAIR_TEMPLATE", "repair_text", "repair_turn"]
+__all__ = ["REPAIR_TEMPLATE", "content_form", "repair_text", "repair_turn"]
 
 #: The repair message; ``{problems}`` becomes one ``- <JSON path>: <message>`` line per error.
 REPAIR_TEMPLATE = (
@@ -60,3 +60,23 @@ def repair_turn(
     content = reply.get("content")
     assistant = {"role": "assistant", "content": content if isinstance(content, str) else ""}
     return [assistant, {"role": "user", "content": text}]
+
+
+def content_form(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Repair turns rewritten for a rung without the forced tool (after a downgrade from
+    rung ``tool``): each forced call and its ``tool`` answer become the assistant's
+    message (the call's arguments as text) and a ``user`` message (the repair text)."""
+    out: list[dict[str, Any]] = []
+    answered = {str(t.get("tool_call_id")) for t in turns if t.get("role") == "tool"}
+    for turn in turns:
+        calls = turn.get("tool_calls") if turn.get("role") == "assistant" else None
+        if isinstance(calls, list) and calls and all(
+                isinstance(c, Mapping) and str(c.get("id")) in answered for c in calls):
+            function = calls[0].get("function")
+            arguments = function.get("arguments") if isinstance(function, Mapping) else ""
+            out.append({"role": "assistant", "content": str(arguments or "")})
+        elif turn.get("role") == "tool" and str(turn.get("tool_call_id")) in answered:
+            out.append({"role": "user", "content": str(turn.get("content") or "")})
+        else:
+            out.append(dict(turn))
+    return out

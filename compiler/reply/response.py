@@ -24,7 +24,9 @@ class Response:
     """The parts of a response the reply loop reads.
 
     Attributes:
-        content: the assistant message's text (content parts joined), or ``None``.
+        content: the assistant message's text (``text`` content parts joined), or ``None``.
+        refusal: the model's refusal (``message.refusal``, or ``refusal`` content parts
+            joined; ``delta.refusal`` concatenated in a stream), or ``None``.
         reasoning: the reasoning text when returned, or ``None``.
         tool_calls: the message's tool calls as ``{"id", "type", "function": {"name",
             "arguments"}}`` mappings, in order.
@@ -39,6 +41,7 @@ class Response:
     """
 
     content: str | None
+    refusal: str | None
     reasoning: str | None
     tool_calls: tuple[Mapping[str, Any], ...]
     finish_reason: str | None
@@ -90,6 +93,19 @@ def _text(content: Any) -> str | None:
     return None
 
 
+def _refusal(message: Mapping[str, Any]) -> str | None:
+    """``message.refusal``, else the ``refusal`` content parts joined (``None``: neither)."""
+    if isinstance(message.get("refusal"), str) and message["refusal"]:
+        return str(message["refusal"])
+    content = message.get("content")
+    if isinstance(content, list):
+        parts = [p.get("refusal") for p in content
+                 if isinstance(p, Mapping) and p.get("type") == "refusal"]
+        if parts:
+            return "".join(p for p in parts if isinstance(p, str))
+    return None
+
+
 def _first_choice(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     choices = obj.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
@@ -120,7 +136,8 @@ def _whole(obj: Mapping[str, Any]) -> Response:
     content = _text(msg.get("content"))
     error = obj.get("error") if isinstance(obj.get("error"), Mapping) else choice.get("error")
     return Response(
-        content=content, reasoning=_str(msg.get("reasoning")), tool_calls=calls,
+        content=content, refusal=_refusal(msg), reasoning=_str(msg.get("reasoning")),
+        tool_calls=calls,
         finish_reason=_str(choice.get("finish_reason")), provider=_str(obj.get("provider")),
         model=_str(obj.get("model")),
         usage=obj.get("usage") if isinstance(obj.get("usage"), Mapping) else None,
@@ -132,6 +149,7 @@ def _whole(obj: Mapping[str, Any]) -> Response:
 
 def _chunks(chunks: Sequence[Any]) -> Response:
     content: list[str] = []
+    refusal: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     finish = provider = model = None
@@ -161,6 +179,9 @@ def _chunks(chunks: Sequence[Any]) -> Response:
             content.append(piece)
         if isinstance(delta.get("reasoning"), str):
             reasoning.append(delta["reasoning"])
+        piece = _refusal(delta)
+        if piece is not None:
+            refusal.append(piece)
         for call in delta.get("tool_calls") or ():
             if not isinstance(call, Mapping):
                 continue
@@ -178,7 +199,8 @@ def _chunks(chunks: Sequence[Any]) -> Response:
     text = "".join(content) if saw_content else None
     ordered = tuple(calls[i] for i in sorted(calls))
     return Response(
-        content=text, reasoning="".join(reasoning) if reasoning else None, tool_calls=ordered,
+        content=text, refusal="".join(refusal) if refusal else None,
+        reasoning="".join(reasoning) if reasoning else None, tool_calls=ordered,
         finish_reason=finish, provider=provider, model=model, usage=usage, created=created,
         error=error, message=_message(text, ordered),
     )

@@ -7,12 +7,15 @@
   expensive work. The idea is from openai-agents' strict-schema conversion, which
   bounds node count and depth; the figures are ours (docs/contracts.md).
 * :func:`source_problems`: what makes a contract's own schema unusable before any
-  projection: more nodes than the budget, an external ``$ref``/``$dynamicRef``, a
-  ``$defs`` alias cycle (``A -> B -> A`` with no schema in between).
+  projection: more nodes than the budget, an external reference (``$ref``,
+  ``$dynamicRef``, ``$recursiveRef``, a discriminator mapping) under any keyword that
+  holds a schema, a reference cycle that never reaches a schema (:func:`alias_cycles`:
+  ``A -> B -> A``, or ``A`` referring to itself).
 * :func:`non_finite_numbers`: NaN and infinities (``Field(ge=float("nan"))``), which
   have no JSON form, with their paths.
 * :func:`backtracking_patterns` with :func:`uses_python_re`: ``pattern`` values that
-  can backtrack catastrophically, refused when a contract uses ``regex_engine=
+  can backtrack catastrophically (a structural rule over the parsed pattern,
+  :mod:`compiler.guards.regex_shape`), refused when a contract uses ``regex_engine=
   "python-re"`` (pydantic's default engine runs in linear time).
 """
 
@@ -25,10 +28,12 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from compiler.errors import ProjectionError
-from compiler.schema.walk import escape_pointer, walk_schema
+from compiler.guards.regex_shape import backtracking_risk
+from compiler.schema.walk import escape_pointer, schema_slot, walk_schema
 
-__all__ = ["DEFAULT_BUDGET", "BudgetCounter", "ProjectionBudget", "backtracking_patterns",
-           "non_finite_numbers", "source_problems", "uses_python_re"]
+__all__ = ["DEFAULT_BUDGET", "REFERENCE_KEYWORDS", "BudgetCounter", "ProjectionBudget",
+           "alias_cycles", "backtracking_patterns", "non_finite_numbers", "source_problems",
+           "uses_python_re"]
 
 
 @dataclass(frozen=True)
@@ -70,22 +75,68 @@ class BudgetCounter:
             self._over(pointer, f"nested more than {self.budget.depth} levels deep")
 
     def size(self, pointer: str, key: str, value: Any) -> None:
-        """Count a keyword and, for a scalar value, its text."""
-        self.bytes += len(key) + (len(value) if isinstance(value, str) else 8)
-        if self.bytes > self.budget.bytes:
-            self._over(pointer, f"more than {self.budget.bytes:,} bytes")
+        """Count a keyword and, for a data value (``enum``, ``const``, ``examples``,
+        ``default``, a string ...), its size in bytes as compact JSON (UTF-8).
 
-    def _over(self, pointer: str, what: str) -> None:
+        A keyword that holds subschemas counts only its name here: its schemas are
+        counted as they are projected. A data value is measured only up to the room
+        left, so a 1,000,000-entry ``enum`` costs no more than the budget to refuse.
+        """
+        self.bytes += len(key)
+        if schema_slot(key, value) is None:
+            self.bytes += _data_bytes(value, self.budget.bytes - self.bytes + 1)
+        if self.bytes > self.budget.bytes:
+            self._over(pointer, f"more than {self.budget.bytes:,} bytes",
+                       "long enum, const, default and examples values count too: shorten "
+                       "them, or use fewer levels or a dialect that keeps references")
+
+    def _over(self, pointer: str, what: str,
+              hint: str = "a model used in many places is inlined at each one where the "
+                          "dialect has no $ref: use fewer levels or a dialect that keeps "
+                          "references") -> None:
         raise ProjectionError(
             f"{pointer or '/'}: the projected schema grows to {what} (the projection "
-            "budget, docs/contracts.md); a model used in many places is inlined at each "
-            "one where the dialect has no $ref: use fewer levels or a dialect that keeps "
-            "references"
+            f"budget, docs/contracts.md); {hint}"
         )
+
+
+def _data_bytes(value: Any, room: int) -> int:
+    """About the compact JSON size of ``value`` in UTF-8 bytes, counted up to ``room``
+    (the walk stops once past it, so a huge value costs no more than the budget)."""
+    total = 0
+    pending: list[Iterator[Any]] = [iter((value,))]
+    while pending and total <= room:
+        item = next(pending[-1], _DONE)
+        if item is _DONE:
+            pending.pop()
+        elif isinstance(item, str):
+            total += len(item.encode("utf-8", "surrogatepass")) + 3  # quotes, comma
+        elif isinstance(item, Mapping):
+            total += 2
+            pending.append(x for pair in item.items() for x in pair)
+        elif isinstance(item, list | tuple):
+            total += 2
+            pending.append(iter(item))
+        else:  # a number, a boolean or null
+            total += len(str(item)) + 1
+    return total
+
+
+_DONE = object()
+
+
+#: Keywords whose string value is a reference (2020-12, 2019-09, draft-07).
+REFERENCE_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
 def source_problems(schema: Mapping[str, Any], budget: ProjectionBudget) -> Iterator[str]:
     """Yield why a contract's schema cannot be projected at all (first problems first).
+
+    Checked before any projection: the node budget; every external reference
+    (``$ref``, ``$dynamicRef``, ``$recursiveRef`` or an OpenAPI ``discriminator.mapping``
+    entry not starting with ``#``) wherever a schema can sit, under any keyword of
+    Draft 2020-12, 2019-09 or draft-07 (``dependencies``, ``additionalItems``, ...); and
+    reference cycles that never reach a schema (:func:`alias_cycles`).
 
     Args:
         schema: the contract's JSON Schema.
@@ -93,6 +144,11 @@ def source_problems(schema: Mapping[str, Any], budget: ProjectionBudget) -> Iter
 
     Yields:
         One message per problem, each naming a JSON Pointer.
+
+    >>> schema = {"dependencies": {"a": {"$recursiveRef": "https://x.example/s"}}}
+    >>> for problem in source_problems(schema, ProjectionBudget()):
+    ...     print(problem[:58])
+    external $recursiveRef 'https://x.example/s' at /dependenc
     """
     for count, (pointer, node) in enumerate(walk_schema(schema), start=1):
         if count > budget.nodes:
@@ -100,43 +156,98 @@ def source_problems(schema: Mapping[str, Any], budget: ProjectionBudget) -> Iter
                    "schema nodes (the projection budget, docs/contracts.md); split the "
                    "contract")
             return
-        for keyword in ("$ref", "$dynamicRef"):
-            ref = node.get(keyword)
-            if isinstance(ref, str) and not ref.startswith("#"):
-                yield (f"external {keyword} {ref!r} at {pointer or '/'} is not supported: a "
-                       "contract schema must be self-contained (local '#/...' references "
-                       "only)")
-    defs = schema.get("$defs")
-    if isinstance(defs, Mapping):
-        yield from _alias_cycles(defs)
+        for keyword, at, ref in _references(pointer, node):
+            if not ref.startswith("#"):
+                yield (f"external {keyword} {ref!r} at {at} is not supported: a contract "
+                       "schema must be self-contained (local '#/...' references only); "
+                       "define the referenced schema under $defs")
+    yield from alias_cycles(schema)
 
 
-def _alias_cycles(defs: Mapping[str, Any]) -> Iterator[str]:
-    """``$defs`` entries that are only a ``$ref`` to another, around in a circle."""
-    def target(name: str) -> str | None:
-        node = defs.get(name)
-        if not isinstance(node, Mapping) or set(node) - {"$ref", "description", "title"}:
-            return None
-        ref = node.get("$ref")
-        prefix = "#/$defs/"
-        if not isinstance(ref, str) or not ref.startswith(prefix):
-            return None
-        return ref[len(prefix):].replace("~1", "/").replace("~0", "~")
+def _references(pointer: str, node: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """``(keyword, pointer, value)`` of each reference one schema node makes."""
+    for keyword in REFERENCE_KEYWORDS:
+        ref = node.get(keyword)
+        if isinstance(ref, str):
+            yield keyword, pointer or "/", ref
+    discriminator = node.get("discriminator")
+    mapping = discriminator.get("mapping") if isinstance(discriminator, Mapping) else None
+    if isinstance(mapping, Mapping):
+        for name, ref in mapping.items():
+            if isinstance(ref, str):
+                yield ("discriminator mapping", f"{pointer}/discriminator/mapping/"
+                       f"{escape_pointer(str(name))}", ref)
 
-    reported: set[str] = set()
-    for start in defs:
-        seen: list[str] = []
-        name: str | None = start
-        while name is not None and name not in seen:
-            seen.append(name)
-            name = target(name)
-        if name is None or name in reported:
+
+def alias_cycles(schema: Mapping[str, Any]) -> Iterator[str]:
+    """Yield each cycle of references that never reaches a schema of its own.
+
+    A schema's ``$ref`` and the entries of its ``allOf`` apply to the same value, so
+    ``A = {"$ref": "#/$defs/B", ...}`` with ``B = {"allOf": [{"$ref": "#/$defs/A"}]}``
+    (or ``A`` referring to itself, whatever keywords stand beside the ``$ref``) asks
+    for ``A`` to check ``A`` before anything else: no validator or projection ends.
+    A reference under ``properties`` or ``items`` is recursion, not an alias, and is
+    fine. Nodes are the root (``#``) and the entries of ``$defs`` and ``definitions``.
+
+    >>> defs = {"A": {"$ref": "#/$defs/A", "default": 1}}
+    >>> print(next(alias_cycles({"$defs": defs}))[:34])
+    /$defs/A: $defs alias cycle A -> A
+    """
+    nodes: dict[str, Any] = {"#": schema}
+    for container in ("$defs", "definitions"):
+        defs = schema.get(container)
+        if isinstance(defs, Mapping):
+            nodes.update((f"#/{container}/{escape_pointer(str(n))}", d) for n, d in defs.items())
+    edges = {ref: [t for t in _in_place_refs(node) if t in nodes] for ref, node in nodes.items()}
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    for start in nodes:
+        if start in state:
             continue
-        loop = seen[seen.index(name):]
-        reported.update(loop)
-        chain = " -> ".join([*loop, name])
-        yield (f"/$defs/{escape_pointer(name)}: $defs alias cycle {chain}: each only refers "
-               "to the next, so no schema is ever reached; define one of them")
+        path: list[str] = [start]
+        todo: list[Iterator[str]] = [iter(edges[start])]
+        state[start] = 1
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                todo.pop()
+            elif state.get(nxt) == 1:
+                loop = path[path.index(nxt):]
+                yield _cycle_message([*loop, nxt])
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                todo.append(iter(edges[nxt]))
+
+
+def _in_place_refs(node: Any) -> list[str]:
+    """The local references that apply to the same value as ``node`` ($ref, allOf)."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, Mapping):
+            continue
+        ref = current.get("$ref")
+        if isinstance(ref, str):
+            found.append(ref.replace("%24", "$"))
+        all_of = current.get("allOf")
+        if isinstance(all_of, list):
+            stack.extend(all_of)
+    return found
+
+
+def _cycle_message(loop: list[str]) -> str:
+    def name(ref: str) -> str:
+        return "the root" if ref == "#" else ref.rsplit("/", 1)[1].replace(
+            "~1", "/").replace("~0", "~")
+
+    first = loop[0]
+    container = "$defs" if first == "#" else first.split("/")[1]
+    chain = " -> ".join(name(ref) for ref in loop)
+    return (f"{first[1:] or '/'}: {container} alias cycle {chain}: each refers only to the "
+            "next for the same value (keywords beside a $ref apply to that value too), so "
+            "no schema is ever reached; define one of them")
 
 
 def non_finite_numbers(value: Any, pointer: str = "") -> Iterator[str]:
@@ -156,33 +267,39 @@ def non_finite_numbers(value: Any, pointer: str = "") -> Iterator[str]:
             stack.extend((f"{at}/{i}", v) for i, v in enumerate(item))
 
 
-#: A group holding a quantifier, itself quantified: ``(a+)+``, ``(\w+\s?)*``, ``(.*,){9}``.
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[+*}](?:[^()\\]|\\.)*\)[+*{]")
-
-
-def backtracking_patterns(schema: Mapping[str, Any]) -> list[str]:
-    """The JSON Pointers of ``pattern`` values that can backtrack catastrophically.
+def backtracking_patterns(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``pattern`` values (and ``patternProperties`` keys) that can backtrack
+    catastrophically, each as ``(JSON Pointer, why)``.
 
     Only matters under pydantic's ``regex_engine="python-re"``: the default engine
-    (``rust-regex``) runs in linear time. The test is a heuristic (a quantified group
-    that contains a quantifier, or a back-reference), which is what the slow
-    patterns seen in practice have.
+    (``rust-regex``) runs in linear time. The rule is structural and conservative
+    (:func:`compiler.guards.regex_shape.backtracking_risk`): a repeated group holding a
+    repeat or an alternation that can split the same text two ways, an optional part
+    repeated more than a few times, or a back-reference.
 
-    >>> backtracking_patterns({"properties": {"a": {"pattern": "^(a+)+$"}}})
-    ['/properties/a/pattern']
+    >>> backtracking_patterns({"properties": {"a": {"pattern": "^(a|a)*$"}}})[0][0]
+    '/properties/a/pattern'
     """
     found = []
     for pointer, node in walk_schema(schema):
         pattern = node.get("pattern")
-        if isinstance(pattern, str) and (
-            _NESTED_QUANTIFIER.search(pattern) or re.search(r"\\[1-9]", pattern)
-        ):
-            found.append(f"{pointer}/pattern")
+        places = [(f"{pointer}/pattern", pattern)] if isinstance(pattern, str) else []
+        keyed = node.get("patternProperties")
+        if isinstance(keyed, Mapping):
+            places += [(f"{pointer}/patternProperties/{escape_pointer(str(key))}", str(key))
+                       for key in keyed]
+        for at, text in places:
+            why = backtracking_risk(text)
+            if why is not None:
+                found.append((at, why))
     return found
 
 
 def uses_python_re(tp: Any) -> bool:
-    """Whether ``tp`` or a model it refers to sets ``regex_engine="python-re"``."""
+    """Whether validating ``tp`` runs any ``pattern`` with Python's ``re``: it, or a model
+    or pydantic dataclass it refers to, sets ``regex_engine="python-re"``, or a field's
+    ``pattern`` is a compiled ``re.Pattern`` (pydantic then uses ``re`` whatever the
+    engine)."""
     from pydantic import BaseModel
 
     stack, seen = [tp], set()
@@ -191,9 +308,20 @@ def uses_python_re(tp: Any) -> bool:
         if id(item) in seen:
             continue
         seen.add(id(item))
+        if isinstance(getattr(item, "pattern", None), re.Pattern):
+            return True
+        config = getattr(item, "__pydantic_config__", None)
         if isinstance(item, type) and issubclass(item, BaseModel):
-            if item.model_config.get("regex_engine") == "python-re":
-                return True
-            stack.extend(f.annotation for f in item.model_fields.values())
+            config = item.model_config
+        if isinstance(config, Mapping) and config.get("regex_engine") == "python-re":
+            return True
+        fields = getattr(item, "__pydantic_fields__", None)
+        if isinstance(item, type) and isinstance(fields, Mapping):
+            for info in fields.values():
+                stack.append(info.annotation)
+                stack.extend(info.metadata)
+        metadata = getattr(item, "metadata", None)
+        if isinstance(metadata, list):  # a FieldInfo inside Annotated
+            stack.extend(metadata)
         stack.extend(get_args(item))
     return False

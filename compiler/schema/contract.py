@@ -124,11 +124,12 @@ def _build_contract(tp: Any) -> OutputContract:
         )
     slow = backtracking_patterns(schema) if uses_python_re(tp) else []
     if slow:
+        where = "; ".join(f"{at}: {why}" for at, why in slow[:5])
         raise ContractError(
             f"{label} cannot be used as an output contract: with regex_engine='python-re' "
-            f"the pattern at {', '.join(slow[:5])} can take exponential time on a short "
-            "reply (a quantified group that contains a quantifier, or a back-reference); "
-            "use pydantic's default regex engine, or rewrite the pattern"
+            f"a pattern can take exponential time on a short reply ({where}); use "
+            "pydantic's default regex engine (rust-regex, linear time), or rewrite the "
+            "pattern (docs/contracts.md, Limits)"
         )
     return OutputContract(
         target=tp,

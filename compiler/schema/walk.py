@@ -1,6 +1,8 @@
 """Walking a JSON Schema: which keywords hold subschemas, and every schema below a node.
 
-Used by the projection, the dialect checks and reply validation alike.
+The keywords are those of Draft 2020-12 and 2019-09 (``additionalItems``, an ``items``
+array) and draft-07 (``definitions``, the schema entries of ``dependencies``). Used by
+the projection, the dialect checks and reply validation alike.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ __all__ = ["escape_pointer", "schema_slot", "subschemas", "walk_schema"]
 
 _ONE_SCHEMA = frozenset({
     "items", "additionalProperties", "not", "propertyNames", "contains", "if", "then", "else",
-    "unevaluatedItems", "unevaluatedProperties", "contentSchema",
+    "unevaluatedItems", "unevaluatedProperties", "contentSchema", "additionalItems",
 })
 _SCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
 _SCHEMA_MAPS = frozenset({
@@ -40,6 +42,10 @@ def schema_slot(key: str, value: Any) -> Literal["one", "list", "map"] | None:
         return "list"
     if key in _SCHEMA_MAPS and isinstance(value, Mapping):
         return "map"
+    if key == "dependencies" and isinstance(value, Mapping) and all(
+        isinstance(item, Mapping | bool) for item in value.values()
+    ):
+        return "map"  # draft-07; a list entry there is a dependentRequired list, not a schema
     return None
 
 
@@ -69,6 +75,10 @@ def subschemas(node: Mapping[str, Any]) -> Iterator[tuple[tuple[str, ...], Any]]
         elif slot == "map":
             for name, item in value.items():
                 yield (key, name), item
+        elif key == "dependencies" and isinstance(value, Mapping):  # schemas beside lists
+            for name, item in value.items():
+                if isinstance(item, Mapping | bool):
+                    yield (key, name), item
 
 
 def walk_schema(node: Any, pointer: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -84,11 +94,15 @@ def walk_schema(node: Any, pointer: str = "") -> Iterator[tuple[str, Mapping[str
     >>> [p for p, _ in walk_schema({"items": {"properties": {"a/b": {}}}})]
     ['', '/items', '/items/properties/a~1b']
     """
-    if not isinstance(node, Mapping):
-        return
-    yield pointer, node
-    for path, sub in subschemas(node):
-        yield from walk_schema(sub, pointer + "".join("/" + escape_pointer(p) for p in path))
+    stack: list[tuple[str, Any]] = [(pointer, node)]  # no recursion: any depth is walked
+    while stack:
+        at, current = stack.pop()
+        if not isinstance(current, Mapping):
+            continue
+        yield at, current
+        below = [(at + "".join("/" + escape_pointer(p) for p in path), sub)
+                 for path, sub in subschemas(current)]
+        stack.extend(reversed(below))
 
 
 def escape_pointer(segment: str) -> str:
