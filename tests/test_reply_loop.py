@@ -355,8 +355,10 @@ def test_capc_reply_exit_codes(
             "--stages", str(ROOT / "stages.yaml"), "--models", str(ROOT / "models.yaml")]
     assert main(argv) == code
     out, err = capsys.readouterr()
-    if code == 2:
-        assert out == "" and err.startswith("capc: error:") and "Traceback" not in err
+    if code == 2:  # --json: the error as JSON on stdout too (issue 21)
+        assert err.startswith("capc: error:") and "Traceback" not in err
+        error = json.loads(out)["error"]
+        assert (error["kind"], error["exit_code"]) == ("provider_rate_limit", 2)
     else:
         assert json.loads(out)["valid"] is (code == 0)
 

@@ -136,8 +136,8 @@ def _cmd_reply(args: argparse.Namespace) -> int:
         parsed = compiled.parse_response(response, attempt=attempt)
     except ValueError as exc:
         raise CliError(f"{args.file}: {exc}", EXIT_INPUT) from None
-    except ProviderError as exc:
-        raise CliError(str(exc), EXIT_INPUT) from None
+    except ProviderError as exc:  # the saved response is an error, not a reply
+        raise CliError(str(exc), EXIT_INPUT, kind=f"provider_{exc.kind}") from None
     except (ReplyValidationError, ReplyTruncatedError, ReplyBlockedError) as exc:
         errors = exc.errors if isinstance(exc, ReplyValidationError) else [("$", str(exc))]
         outcome = ("invalid" if isinstance(exc, ReplyValidationError) else "truncated"
