@@ -32,6 +32,8 @@ COMMANDS: dict[str, list[str]] = {
     "audit": ["audit"],
     "models": ["models"],
     "diff": ["diff", str(SEED_MODELS), str(SEED_MODELS)],
+    "refresh": ["refresh", "--endpoints"],  # the models of --stages
+    "cache": ["cache", "info"],
 }
 
 #: failure class -> (what replaces or extends the argv, the exit code, the error kind).
@@ -42,25 +44,29 @@ FAILURES = {
     "unknown_stage": (2, "unknown_stage"),
     "bad_metadata": (2, "metadata"),
     "unreachable_url": (1, "source_unavailable"),
+    "bad_cache_dir": (2, "cache"),
 }
 
 #: Which failure classes each command can meet (an unknown name needs a name argument).
+_ALL = set(FAILURES) - {"bad_cache_dir"}  # only cache info must open the metadata cache
 APPLIES = {
-    "compile": set(FAILURES),
-    "explain": set(FAILURES),
-    "routes": set(FAILURES),
-    "reply": set(FAILURES),
-    "show": set(FAILURES),
+    "compile": _ALL,
+    "explain": _ALL,
+    "routes": _ALL,
+    "reply": _ALL,
+    "show": _ALL,
     "audit": {"bad_yaml", "unknown_stage", "bad_metadata", "unreachable_url"},
     "check": {"bad_yaml", "bad_metadata", "unreachable_url"},
     "lock": {"bad_yaml", "bad_metadata", "unreachable_url"},
     "models": {"bad_yaml", "bad_metadata", "unreachable_url"},
     "diff": {"bad_yaml", "bad_metadata", "unreachable_url"},
+    "refresh": {"bad_yaml", "unreachable_url"},  # its URL is CAPC_BASE_URL's
+    "cache": {"bad_cache_dir"},
 }
 
 #: Where a case's error kind differs from its class's: diff cannot tell a broken models
 #: list file from a broken lock file, so it says it is neither (kind "input").
-KINDS = {("diff", "bad_metadata"): "input"}
+KINDS = {("diff", "bad_metadata"): "input", ("refresh", "unreachable_url"): "refresh_failed"}
 
 CASES = [(command, failure) for command in COMMANDS for failure in FAILURES
          if failure in APPLIES[command]]  # fmt: skip
@@ -76,6 +82,12 @@ def _closed_port() -> int:
 def _argv(command: str, failure: str, tmp: Path, url: str) -> list[str]:
     argv = [a.replace("{tmp}", str(tmp)).replace("{reply}", str(tmp / "reply.json"))
             for a in COMMANDS[command]]  # fmt: skip
+    if command == "cache":  # CAPC_CACHE_DIR is a file: see _env_for
+        return [*argv, "--json"]
+    if command == "refresh":  # bad_yaml: the stages --endpoints reads; else the list only
+        if failure != "bad_yaml":
+            return ["refresh", "--json"]
+        return [*argv, "--stages", str(tmp / "bad-stages.yaml"), "--json"]
     models, metadata = str(ROOT / "models.yaml"), str(SEED_MODELS)
     if failure == "bad_yaml":
         models = str(tmp / "bad.yaml")
@@ -97,6 +109,16 @@ def _argv(command: str, failure: str, tmp: Path, url: str) -> list[str]:
     return [*argv, "--models", models, *stages, "--metadata", metadata, "--json"]
 
 
+def _env_for(command: str, failure: str, env: dict[str, str], tmp: Path,
+             url: str) -> dict[str, str]:  # fmt: skip
+    """refresh fetches from CAPC_BASE_URL; cache info fails on a cache dir that is a file."""
+    if command == "refresh" and failure == "unreachable_url":
+        return {**env, "CAPC_BASE_URL": url.removesuffix("/models")}
+    if failure == "bad_cache_dir":
+        return {**env, "CAPC_CACHE_DIR": str(tmp / "reply.json")}
+    return env
+
+
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CAPC, *argv], capture_output=True, text=True, env=env, cwd=cwd,
                           timeout=120, check=False)  # fmt: skip
@@ -110,6 +132,7 @@ def test_every_command_reports_every_failure_as_json(tmp_path: Path) -> None:
     reply = {"choices": [{"message": {"role": "assistant", "content": "{}"},
                           "finish_reason": "stop"}]}  # fmt: skip
     (tmp_path / "reply.json").write_text(json.dumps(reply), encoding="utf-8")
+    (tmp_path / "bad-stages.yaml").write_text("stages:\n  s: [oops\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("CAPC_")}
     env.update(CAPC_OFFLINE="0", CAPC_MAX_ATTEMPTS="1", CAPC_CACHE_DIR=str(tmp_path / "c"))
     url = f"http://127.0.0.1:{_closed_port()}/api/v1/models"
@@ -117,7 +140,9 @@ def test_every_command_reports_every_failure_as_json(tmp_path: Path) -> None:
     # the text mode of a few cases: the same exit code without --json
     text_jobs = [(c, f, [a for a in argv if a != "--json"]) for c, f, argv in jobs[::7]]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda job: _run(job[2], env, tmp_path), jobs + text_jobs))
+        results = list(pool.map(
+            lambda job: _run(job[2], _env_for(job[0], job[1], env, tmp_path, url), tmp_path),
+            jobs + text_jobs))
     failures = []
     for (command, failure, argv), proc in zip(jobs, results, strict=False):
         code, kind = FAILURES[failure]
@@ -144,7 +169,7 @@ def test_every_command_reports_every_failure_as_json(tmp_path: Path) -> None:
         elif document["error"]["message"] not in proc.stderr:
             failures.append(f"the JSON message is not the stderr line's: {where}")
     for (command, failure, _), proc in zip(text_jobs, results[len(jobs):], strict=True):
-        if proc.returncode != FAILURES[failure][0] or proc.stdout.strip():
+        if proc.returncode != FAILURES[failure][0] or "Traceback" in proc.stderr:
             failures.append(f"text mode: exit {proc.returncode}: {command} x {failure}")
     assert failures == [], "\n\n".join(failures)
 

@@ -181,6 +181,11 @@ def _refresh_in(
             "endpoints_requested": len(wanted),
             "endpoints_fetched": fetched,
         }
+        if failures:  # as every --json error: ok false and an error object
+            from registry.redact import redact_text
+
+            payload["error"] = {"message": redact_text("; ".join(failures)),
+                                "kind": "refresh_failed", "exit_code": EXIT_FAILED}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
         for line in lines:
