@@ -146,6 +146,23 @@ def test_a_long_fetch_shows_progress_on_a_terminal(
     assert code == 1 and "capc: error:" in text and "Traceback" not in text
 
 
+def test_reading_the_yaml_files_is_a_wait_too(tmp_path: Path) -> None:
+    """Loading the declarations (a large YAML file) is inside a wait: with the delay at 0
+    its spinner names the files, then is cleared."""
+    code = ("import sys; from compiler.cli import terminal; terminal.PROGRESS_DELAY = 0.0; "
+            "from compiler.cli.main import main; sys.exit(main(sys.argv[1:]))")
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", code, "check", *EXAMPLE, *STAGES],
+                            stdin=slave, stdout=slave, stderr=slave,
+                            env=_env(tmp_path), close_fds=True)  # fmt: skip
+    os.close(slave)
+    terminal = Terminal.__new__(Terminal)
+    terminal.proc, terminal.master, terminal.output = proc, master, b""
+    code_, text, _ = terminal.finish()
+    assert code_ == 0 and "reading models.yaml, stages.yaml and the metadata ..." in text
+    assert text.rstrip().endswith("(file, as of 2026-08-19)")  # the spinner is gone
+
+
 def test_piped_progress_is_quiet(tmp_path: Path, openrouter_server: FakeOpenRouter) -> None:
     """The same hanging fetch with stderr piped: no spinner, only the error line."""
     openrouter_server.script("/api/v1/models", Reply(hang=True))

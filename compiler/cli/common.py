@@ -152,8 +152,9 @@ def load_registry(args: argparse.Namespace) -> Any:
     models = default_path(args.models, "models.yaml")
     stages = default_path(args.stages, "stages.yaml") if hasattr(args, "stages") else None
     endpoints_file = None if endpoints is None else default_path(endpoints, "endpoints")
-    files = " and ".join(p.name for p in (models, stages) if p is not None)
-    with waiting(args, f"reading {files} and the metadata" if files else "reading the metadata"):
+    names = [p.name for p in (models, stages) if p is not None] + ["the metadata"]
+    with waiting(args, "reading " + ", ".join(names[:-1]) + " and " * (len(names) > 1)
+                 + names[-1]):  # fmt: skip
         return Registry.load(  # a command without --stages (models) reads no stages.yaml
             metadata=getattr(args, "metadata", None), models=models, stages=stages,
             endpoints=endpoints_file,

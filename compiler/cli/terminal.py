@@ -196,9 +196,14 @@ class Wait:
         with self._lock:
             if self._closed:
                 return
+            from rich.errors import LiveError
+
             live = Live(self._spinner(), console=_console(sys.stderr), transient=True,
                         redirect_stdout=False, redirect_stderr=True, refresh_per_second=8)
-            live.start()  # fmt: skip
+            try:
+                live.start(refresh=True)
+            except LiveError:  # another display is active: it shows the progress
+                return
             self._live = live
 
     def close(self) -> None:
