@@ -147,9 +147,12 @@ def test_a_long_fetch_shows_progress_on_a_terminal(
 
 
 def test_reading_the_yaml_files_is_a_wait_too(tmp_path: Path) -> None:
-    """Loading the declarations (a large YAML file) is inside a wait: with the delay at 0
-    its spinner names the files, then is cleared."""
-    code = ("import sys; from compiler.cli import terminal; terminal.PROGRESS_DELAY = 0.0; "
+    """Loading the declarations (a large YAML file) is inside a wait: a load made slow
+    (half a second, the delay at 0) shows a spinner naming the files, then clears it."""
+    code = ("import sys, time; from compiler.cli import terminal; terminal.PROGRESS_DELAY = 0.0\n"
+            "from registry.resolve.resolver import Registry\n"
+            "load = Registry.load.__func__\n"
+            "Registry.load = classmethod(lambda cls, **kw: (time.sleep(0.5), load(cls, **kw))[1])\n"
             "from compiler.cli.main import main; sys.exit(main(sys.argv[1:]))")
     master, slave = os.openpty()
     proc = subprocess.Popen([sys.executable, "-c", code, "check", *EXAMPLE, *STAGES],
