@@ -5,6 +5,8 @@ Public API::
     compile_request(stage, model, messages, *, registry) -> CompiledRequest
     CompiledRequest.body / .report / .parse_reply(text) / .to_openai_kwargs()
     CompiledRequest.parse_response(response) / .repair(messages, error) / .after_error(status, body)
+    Intent(stage, tools=(Tool.from_model(M), ...), tool_choice=...) -> a stage with tools
+    CompiledRequest.parse_tool_calls(message) -> (ToolCall, ...)
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
         AdjustmentWarning,
         CompilerError,
         ContractError,
+        ConversationError,
         NoEndpointError,
         ProjectionError,
         PromptTooLongError,
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
         ReplyBlockedError,
         ReplyTruncatedError,
         ReplyValidationError,
+        ToolError,
     )
     from compiler.intent import Intent
     from compiler.pricing.cost import UsageCost
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
     from compiler.request import compile_request, default_registry
     from compiler.routes.table import RouteRow
     from compiler.schema.contract import OutputContract
+    from compiler.tools.calls import ToolCall
+    from compiler.tools.tool import Tool
 
 #: public name -> the module that defines it; imported on first use (PEP 562), so
 #: ``import compiler`` stays cheap for callers that need only part of the API.
@@ -47,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "CompiledRequest": "compiler.compiled",
     "CompilerError": "compiler.errors",
     "ContractError": "compiler.errors",
+    "ConversationError": "compiler.errors",
     "NoEndpointError": "compiler.errors",
     "RouteRow": "compiler.routes.table",
     "Intent": "compiler.intent",
@@ -54,6 +61,9 @@ _EXPORTS: dict[str, str] = {
     "ProjectionError": "compiler.errors",
     "PromptTooLongError": "compiler.errors",
     "ReplyValidationError": "compiler.errors",
+    "Tool": "compiler.tools.tool",
+    "ToolCall": "compiler.tools.calls",
+    "ToolError": "compiler.errors",
     "compile_request": "compiler.request",
     "default_registry": "compiler.request",
     "ErrorVerdict": "compiler.compiled",
@@ -74,6 +84,7 @@ __all__ = [
     "CompiledRequest",
     "CompilerError",
     "ContractError",
+    "ConversationError",
     "ErrorVerdict",
     "Intent",
     "NoEndpointError",
@@ -87,6 +98,9 @@ __all__ = [
     "ReplyTruncatedError",
     "ReplyValidationError",
     "RouteRow",
+    "Tool",
+    "ToolCall",
+    "ToolError",
     "Usage",
     "UsageCost",
     "compile_request",

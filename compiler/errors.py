@@ -241,7 +241,18 @@ class ProviderError(CompilerError):
 
 class ToolError(CompilerError):
     """A tool that cannot be used: a bad or duplicate name, a schema that fails the
-    Draft 2020-12 meta-schema, an external ``$ref``, or a spec that does not import."""
+    Draft 2020-12 meta-schema, an external ``$ref``, a spec or JSON file that does not
+    load, a malformed ``tool_choice``, or recursion a dialect cannot express.
+
+    Attributes:
+        at: where the problem is, as stages.yaml keys below the stage (``("tools", 0,
+            "input_schema", "properties", "a")``, ``("tool_choice",)``); ``()`` when
+            unknown. A stage's tool errors are reported at that key (file:line).
+    """
+
+    def __init__(self, message: str, *, at: Sequence[str | int] = ()) -> None:
+        super().__init__(message)
+        self.at: tuple[str | int, ...] = tuple(at)
 
 
 class ConversationError(CompilerError):

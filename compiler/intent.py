@@ -14,7 +14,7 @@ from compiler.tools.tool import Tool, check_tools, tool_from_decl
 if TYPE_CHECKING:
     from registry.declarations.stages import StageDecl
 
-__all__ = ["CEILINGS", "COVERAGES", "RUNGS", "Intent"]
+__all__ = ["CEILINGS", "CHOICE_MODES", "COVERAGES", "RUNGS", "Intent"]
 
 #: Output enforcement rungs, strongest first: strict JSON Schema, JSON mode with the
 #: schema shown, schema shown in the prompt only.
@@ -24,6 +24,9 @@ CEILINGS: tuple[str, ...] = ("schema", "json", "prompt")
 #: call, JSON mode with the schema shown, the schema shown only. A ``schema`` ceiling
 #: may end on any rung; a ``json`` ceiling on ``json`` or ``prompt``.
 RUNGS: tuple[str, ...] = ("schema", "tool", "json", "prompt")
+
+#: The ``tool_choice`` strings; a mapping names one function (``docs/tools.md``).
+CHOICE_MODES: tuple[str, ...] = ("auto", "none", "required")
 
 #: Route-plan coverage: ``full`` compiles an attempt for every endpoint that can serve
 #: the model; ``first`` compiles one body from the model-level figures (the behaviour
@@ -93,11 +96,7 @@ class Intent:
     def __post_init__(self) -> None:
         check_tools(self.tools, () if self.contract is None or not self.tools
                     else (self.contract.name,))
-        named = self.tool_choice.get("function", {}).get("name") if isinstance(
-            self.tool_choice, Mapping) else None
-        if named is not None and named not in {t.name for t in self.tools}:
-            raise ToolError(f"tool_choice names {named!r}, which is not a tool of stage "
-                            f"{self.stage!r}")
+        _check_choice(self.stage, self.tool_choice, [t.name for t in self.tools])
 
     @property
     def effective_ceiling(self) -> str:
@@ -118,12 +117,18 @@ class Intent:
 
         Raises:
             ContractError: the contract does not import or has no JSON Schema.
-            ToolError: a tool does not import or fails normalisation.
+            ToolError: a tool does not import or fails normalisation, or ``tool_choice``
+                names no tool; ``at`` holds the stage's key (``("tools", 0, "name")``).
         """
         contract = (
             None if decl.contract is None else load_contract(decl.contract, base_dir=base_dir)
         )
-        tools = tuple(tool_from_decl(t, base_dir=base_dir) for t in decl.tools)
+        tools = []
+        for index, entry in enumerate(decl.tools):
+            try:
+                tools.append(tool_from_decl(entry, base_dir=base_dir))
+            except ToolError as exc:
+                raise ToolError(str(exc), at=("tools", index, *exc.at)) from exc
         choice: Any = decl.tool_choice
         if choice is not None and not isinstance(choice, str):
             choice = {"type": "function", "function": {"name": choice.function}}
@@ -144,7 +149,43 @@ class Intent:
             retries=decl.output.retries,
             timeout_seconds=decl.timeout_seconds,
             stream_idle_seconds=decl.stream_idle_seconds,
-            tools=tools,
+            tools=tuple(tools),
             tool_choice=choice,
             parallel_tool_calls=decl.parallel_tool_calls,
         )
+
+
+def _check_choice(stage: str, choice: Any, names: list[str]) -> None:
+    """Refuse a ``tool_choice`` that is not ``auto``, ``none``, ``required`` or
+    ``{"type": "function", "function": {"name": <one of the tools>}}``, or one without
+    tools.
+
+    Raises:
+        ToolError: naming the stage's tool names (``at``: ``("tool_choice",)``).
+    """
+    if choice is None:
+        return
+    tools = ", ".join(repr(n) for n in names) if names else "none"
+    if not names:
+        raise ToolError(f"stage {stage!r}: tool_choice {choice!r} needs tools, and the "
+                        "stage has none; declare tools or remove tool_choice",
+                        at=("tool_choice",))
+    if isinstance(choice, str):
+        if choice in CHOICE_MODES:
+            return
+        raise ToolError(f"stage {stage!r}: tool_choice {choice!r} is not one of "
+                        f"{', '.join(CHOICE_MODES)} or {{'type': 'function', 'function': "
+                        f"{{'name': ...}}}} naming one of the tools ({tools})",
+                        at=("tool_choice",))
+    function = choice.get("function") if isinstance(choice, Mapping) else None
+    named = function.get("name") if isinstance(function, Mapping) else None
+    if (not isinstance(choice, Mapping) or choice.get("type", "function") != "function"
+            or not isinstance(named, str) or set(choice) - {"type", "function"}):
+        raise ToolError(f"stage {stage!r}: tool_choice {choice!r} is malformed: use "
+                        f"{', '.join(CHOICE_MODES)} or {{'type': 'function', 'function': "
+                        f"{{'name': NAME}}}} with NAME one of the tools ({tools})",
+                        at=("tool_choice",))
+    if named not in names:
+        raise ToolError(f"stage {stage!r}: tool_choice names the function {named!r}, which "
+                        f"is not one of the stage's tools ({tools})",
+                        at=("tool_choice", "function"))

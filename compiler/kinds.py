@@ -58,6 +58,7 @@ KINDS: Mapping[str, str] = {
     "tools.not_strict": "a tool sent without strict: no structured_outputs, or a blocker",
     "messages.breakpoint_dropped": "a cache_control marker over the model's budget was removed",
     "messages.part_dropped": "a media part the model cannot read was removed",
+    "model.alias": "an alias id: the declarations of its published alias_target were used",
 }
 
 

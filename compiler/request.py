@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from compiler.compiled import CompiledRequest, Origin
-from compiler.errors import NoEndpointError
+from compiler.errors import NoEndpointError, ToolError
 from compiler.intent import COVERAGES, RUNGS, Intent
 from compiler.kinds import policy_key_problem
-from compiler.passes.budget import estimate_prompt_tokens
+from compiler.passes.budget import estimate_prompt_tokens, tools_tokens
 from compiler.policy import check_refused, warn_for
 from compiler.pricing.book import PriceBook, price_book
 from compiler.reply.repair import content_form
@@ -65,7 +65,13 @@ def _intent(registry: Registry, stage: str) -> Intent:
             problem = policy_key_problem(key)
             if problem is not None and registry.stages_file is not None:
                 raise registry.stages_file.document.error(problem, ("stages", stage, "policy", key))
-        found = Intent.from_stage(stage, decl, base_dir=registry.stage_dir())
+        try:
+            found = Intent.from_stage(stage, decl, base_dir=registry.stage_dir())
+        except ToolError as exc:
+            if registry.stages_file is None:
+                raise
+            raise registry.stages_file.document.error(
+                str(exc), ("stages", stage, *exc.at)) from exc
         cache[stage] = found
     return found
 
@@ -96,6 +102,9 @@ def compile_request(
 
     Raises:
         UnknownStageError: the stage is not declared (carries close matches).
+        DeclarationError: a tool of the named stage does not load or normalise, or its
+            ``tool_choice`` is malformed (``stages.yaml:LINE:COL: stages.NAME.tools[0]...``;
+            the :class:`ToolError` is chained).
         UnknownModelError: the model is in no metadata and not declared whole.
         ContractError: the stage's contract does not import.
         ProjectionError: the contract cannot be projected (external ``$ref``).
@@ -107,7 +116,8 @@ def compile_request(
         UnsupportedModalityError: the model's output modalities exclude text.
         ConversationError: the messages break a pre-send rule (roles, tool calls and
             results, content parts; docs/tools.md).
-        ToolError: a tool's schema cannot be projected.
+        ToolError: a tool of an :class:`Intent` fails as :class:`Tool` says, or its schema
+            cannot be expressed in the model's dialect (recursion without ``$ref``).
         ValueError: ``coverage`` is neither ``full`` nor ``first``.
 
     >>> # req = compile_request("classify", "openai/gpt-4o-mini", [{"role": "user", ...}])
@@ -188,8 +198,10 @@ def _compile(
         texts = tuple(s.instructions_text for s in singles)
         memo[key] = _Memo(intent, _kept(compiled), texts,
                           tuple(c for c in ceilings if c is not None),
-                          tuple(estimate_prompt_tokens([] if t is None else [{"content": t}])
-                                for t in texts))
+                          tuple(estimate_prompt_tokens([] if s.instructions_text is None else
+                                                       [{"content": s.instructions_text}])
+                                + tools_tokens(s.compiled.body.get("tools"))
+                                for s in singles))
     return compiled
 
 
@@ -304,7 +316,8 @@ class _Memo:
     compiled: CompiledRequest
     instructions_text: tuple[str | None, ...]
     prompt_ceiling: tuple[int, ...]
-    #: Per attempt, the estimate of the instruction message alone (tokens).
+    #: Per attempt, the estimate of the instruction message and the tool definitions
+    #: (tokens): the part of the prompt that is not the caller's.
     instruction_tokens: tuple[int, ...] = ()
 
     def fits(self, messages: Sequence[Mapping[str, Any]]) -> bool:

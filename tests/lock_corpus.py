@@ -6,6 +6,10 @@ list root) for eleven models of the 2026-08-19 snapshot, so every rung is there
 that are valid, invalid, fenced, wrapped or carry absent nulls, each rendered as the
 attempt's recipe says a model would send it. The outcome of a reply is ``(valid,
 sorted JSON paths)``; the expected one is :meth:`CompiledRequest.parse_reply`'s.
+
+Every first attempt also gets responses that hold no answer (:data:`BLOCKED`: a refusal,
+a content filter, an error with HTTP 200); their outcome (:attr:`Case.blocked`) is what
+:meth:`CompiledRequest.parse_response` raises: ``refused``, ``filtered`` or ``error``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 from compiler.artifacts.lock import build_lock, compile_all, dump_lock
 from compiler.compiled import CompiledRequest
-from compiler.errors import ReplyValidationError
+from compiler.errors import ProviderError, ReplyBlockedError, ReplyValidationError
 from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
 
@@ -112,6 +116,10 @@ class Case:
     text: str
     valid: bool
     paths: tuple[str, ...]
+    variant: str | None = None
+    """A key of :data:`BLOCKED`: the response holds no answer."""
+    blocked: str | None = None
+    """``refused``, ``filtered`` or ``error`` for a :attr:`variant` (else ``None``)."""
 
     def response(self, tool: str | None) -> dict[str, Any]:
         """The chat-completions response carrying :attr:`text` where the recipe reads it."""
@@ -121,8 +129,50 @@ class Case:
             message = {"role": "assistant", "content": None, "tool_calls": [{
                 "id": "call_1", "type": "function",
                 "function": {"name": tool, "arguments": self.text}}]}
-        return {"id": self.id, "object": "chat.completion", "created": 0, "model": self.model,
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
+        out = {"id": self.id, "object": "chat.completion", "created": 0, "model": self.model,
+               "choices": [choice]}
+        if self.variant is not None:
+            BLOCKED[self.variant](out, choice, message)
+        return out
+
+
+def _refusal(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]) -> None:
+    message.update(content=None, refusal="I can't help with that.")
+    message.pop("tool_calls", None)
+
+
+def _refusal_part(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]) -> None:
+    message.update(content=[{"type": "refusal", "refusal": "No."}])
+    message.pop("tool_calls", None)
+
+
+def _filtered(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]) -> None:
+    choice["finish_reason"] = "content_filter"
+
+
+def _error(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]) -> None:
+    choice["finish_reason"] = "error"
+    out["error"] = {"code": 502, "message": "upstream failed mid-generation"}
+
+
+#: Responses with no answer to validate: name -> how to make one from a valid response.
+BLOCKED = {"refusal": _refusal, "refusal_part": _refusal_part, "filtered": _filtered,
+           "error": _error}
+
+
+def blocked_outcome(parse_response: Any, response: dict[str, Any]) -> str | None:
+    """``refused``/``filtered`` (:class:`ReplyBlockedError`), ``error``
+    (:class:`ProviderError`) or ``None`` (an answer: valid or not) of one response."""
+    try:
+        parse_response(response)
+    except ReplyBlockedError as exc:
+        return exc.reason
+    except ProviderError:
+        return "error"
+    except ReplyValidationError:
+        return None
+    return None
 
 
 def outcome(parse: Any, text: str) -> tuple[bool, tuple[str, ...]]:
@@ -178,4 +228,13 @@ def build(tmp: Path, shared: Path) -> tuple[Path, list[Case], list[Any]]:
                     cases.append(Case(f"{item.stage}|{item.model}|{index}|{variant}",
                                       item.stage, item.model, index, compiled.rung, text,
                                       valid, paths))
+        first = item.compiled
+        valid_text = _texts(VALUES[item.stage][0][1], first, "valid")[0][1]
+        tool = first.body["tool_choice"]["function"]["name"] if first.rung == "tool" else None
+        for name in BLOCKED:
+            case = Case(f"{item.stage}|{item.model}|0|{name}", item.stage, item.model, 0,
+                        first.rung, valid_text, False, (), variant=name)
+            got = blocked_outcome(first.parse_response, case.response(tool))
+            cases.append(Case(case.id, case.stage, case.model, 0, case.rung, case.text,
+                              False, (), variant=name, blocked=got))
     return lock, cases, items

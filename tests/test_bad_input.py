@@ -90,6 +90,25 @@ def test_metadata_that_parses_but_is_unfit_is_refused(
         check_payload("models", raw, source="http://x/models")
 
 
+def test_a_cached_copy_with_a_duplicate_id_is_not_served(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A copy stored before the duplicate check existed is ignored, never read with
+    one of the two entries guessed right (the first used to win silently)."""
+    from datetime import UTC, datetime
+
+    from registry.sources.cache_entry import CacheEntry
+    from registry.sources.fallback import parsed_entry
+
+    data = _seed()
+    _duplicate(data)
+    raw = json.dumps(data).encode()
+    entry = CacheEntry("https://x/models", "models", datetime.now(UTC), 53, raw)
+    with caplog.at_level("WARNING", logger="registry.sources"):
+        assert parsed_entry(entry) is None
+    assert "listed twice (data[3] and data[52])" in caplog.text
+
+
 @pytest.mark.parametrize("value", [-5, 0])
 def test_a_limit_that_is_not_positive_is_unknown(
     tmp_path: Path, value: int, capsys: pytest.CaptureFixture[str]

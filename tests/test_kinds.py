@@ -212,6 +212,8 @@ ROWS: dict[str, dict[str, Any]] = {
         "messages": [{"role": "user", "content": [
             {"type": "text", "text": "what is this?"},
             {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]},
+    "model.alias": {"published": {"alias_target": {"slug": "acme/model-5", "name": "Model 5"}},
+                    "output_tokens": 100},
 }
 
 

@@ -56,12 +56,38 @@ def test_python_reader_agrees(
     lock_path, cases, _ = corpus
     lock = load_lock(lock_path)
     wrong = []
-    for case in cases:
+    for case in (c for c in cases if c.variant is None):
         req = lock.request(case.stage, case.model).plan[case.attempt]
         got = lock_corpus.outcome(lambda t, r=req: r.parse_reply(t, contract=use_contract),
                                   case.text)
         if got != (case.valid, case.paths):
             wrong.append((case.id, (case.valid, case.paths), got))
+    assert wrong == []
+
+
+#: What CompiledRequest.parse_response raises for each response with no answer.
+BLOCKED = {"refusal": "refused", "refusal_part": "refused", "filtered": "filtered",
+           "error": "error"}
+
+
+def test_python_reader_blocks_what_parse_response_blocks(
+    corpus: tuple[Path, list[lock_corpus.Case], Any]
+) -> None:
+    """A refusal, a content filter and an error in a response: the lock reader raises the
+    same ReplyBlockedError / ProviderError as the compiled request, never a validation
+    failure, at every rung."""
+    lock_path, cases, _ = corpus
+    lock = load_lock(lock_path)
+    blocked = [c for c in cases if c.variant is not None]
+    assert {c.rung for c in blocked} == {"schema", "tool", "json", "prompt"}
+    wrong = []
+    for case in blocked:
+        req = lock.request(case.stage, case.model).plan[case.attempt]
+        tool = None if req.reply is None else req.reply["tool"]
+        got = lock_corpus.blocked_outcome(req.parse_response, case.response(tool))
+        assert case.variant is not None
+        if not (got == case.blocked == BLOCKED[case.variant]):
+            wrong.append((case.id, case.blocked, got))
     assert wrong == []
 
 
@@ -162,8 +188,12 @@ def test_node_consumer_agrees(
     assert run.returncode == 0, run.stderr
     results = [json.loads(line) for line in run.stdout.splitlines()]
     assert len(results) == len(cases)
-    wrong = [(r["id"], (by_id[r["id"]].valid, list(by_id[r["id"]].paths)),
-              (r["valid"], r["paths"])) for r in results
-             if (r["valid"], tuple(r["paths"])) != (by_id[r["id"]].valid, by_id[r["id"]].paths)]
+    def expected(case: lock_corpus.Case) -> tuple[bool, tuple[str, ...], str | None]:
+        return case.valid, case.paths, case.blocked
+
+    wrong = [(r["id"], expected(by_id[r["id"]]), (r["valid"], r["paths"], r["blocked"]))
+             for r in results
+             if (r["valid"], tuple(r["paths"]), r["blocked"]) != expected(by_id[r["id"]])]
     assert wrong == []
+    assert {r["blocked"] for r in results} == {None, "refused", "filtered", "error"}
     assert server.mismatched == []

@@ -99,11 +99,12 @@ def test_pricing_overrides_parse() -> None:
 
 
 @needs_shared
-def test_context_length_zero_is_kept() -> None:
-    """Non-text models with context_length 0 keep 0 (callers treat it as unknown)."""
+def test_context_length_zero_is_unknown_and_kept_for_reports() -> None:
+    """Non-text models with context_length 0 read it as unknown; the 0 is kept to report."""
     models = _models("models-all-2026-08-19.json")
-    zero = [m for m in models.values() if m.context_length == 0]
+    zero = [m for m in models.values() if (m.out_of_range or {}).get("context_length") == "0"]
     assert len(zero) == 54
+    assert all(m.context_length is None for m in zero)
 
 
 # --- tolerance ------------------------------------------------------------------------
@@ -116,7 +117,7 @@ def test_bare_array_and_unknown_keys() -> None:
     assert widget.id == "acme/widget-1"
     assert widget.supported_parameters == ("max_tokens", "temperature", "future_knob")
     assert not hasattr(widget, "sparkle_factor")
-    assert router.context_length == 0
+    assert router.context_length is None and (router.out_of_range or {})["context_length"] == "0"
 
 
 def test_root_extras_are_ignored() -> None:

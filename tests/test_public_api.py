@@ -71,11 +71,12 @@ def test_schema_libraries_load_only_for_a_contract(stage: str, loaded: list[str]
 PUBLIC_API = {
     "compiler": [
         "Adjustment", "AdjustmentRefused", "AdjustmentReport", "AdjustmentWarning",
-        "CompiledRequest", "CompilerError", "ContractError", "ErrorVerdict", "Intent",
-        "NoEndpointError", "OutputContract", "ParsedResponse", "ProjectionError",
-        "PromptTooLongError", "ProviderError", "RepairsExhaustedError", "ReplyBlockedError",
-        "ReplyTruncatedError", "ReplyValidationError", "RouteRow", "Usage", "UsageCost",
-        "compile_request", "default_registry",
+        "CompiledRequest", "CompilerError", "ContractError", "ConversationError",
+        "ErrorVerdict", "Intent", "NoEndpointError", "OutputContract", "ParsedResponse",
+        "ProjectionError", "PromptTooLongError", "ProviderError", "RepairsExhaustedError",
+        "ReplyBlockedError", "ReplyTruncatedError", "ReplyValidationError", "RouteRow",
+        "Tool", "ToolCall", "ToolError", "Usage", "UsageCost", "compile_request",
+        "default_registry",
     ],
     "registry": [
         "Catalog", "DeclarationError", "MetadataError", "Provenance", "ReasoningCaps",

@@ -496,8 +496,10 @@ def test_an_attempt_that_keeps_the_caller_tools_comes_first(tmp_path: Path) -> N
 
 
 def test_a_recursive_tool_schema_is_not_sent_to_a_dialect_without_refs(tmp_path: Path) -> None:
-    """gemini takes no $ref: a recursive tool cannot be sent in any form, so it is dropped
-    with the pointer, never sent with $ref/$defs (a provider 400)."""
+    """gemini takes no $ref: a recursive tool cannot be sent in any form, so the compile
+    is refused naming the tool and the pointer, never sent with $ref/$defs (a provider
+    400) nor silently without the tool (a tool_choice could still name it)."""
+    from compiler.errors import ToolError
     from compiler.tools.tool import Tool
 
     node = {"type": "object", "properties": {"name": {"type": "string"}, "kids": {
@@ -506,10 +508,8 @@ def test_a_recursive_tool_schema_is_not_sent_to_a_dialect_without_refs(tmp_path:
         "$ref": "#/$defs/Node"}}, "$defs": {"Node": node}})
     yaml = "models:\n  acme/*:\n    structured_output: {dialect: gemini}\n"
     registry, intent = scenario(tmp_path, None, models_yaml=yaml, tools=(tool,))
-    req = compile_request(intent, MODEL, registry=registry)
-    assert "$ref" not in json.dumps(req.body.get("tools") or [])
-    [dropped] = req.report.by_kind("tools.dropped")
-    assert "recursive" in dropped.reason and "$ref" in dropped.reason
+    with pytest.raises(ToolError, match=r"tool 'tree'.*recursive \(/properties/tree/\$ref"):
+        compile_request(intent, MODEL, registry=registry)
 
 
 def test_a_lock_with_caller_tools_validates_against_the_published_schema(

@@ -27,7 +27,7 @@ from typing import Any
 
 from compiler.artifacts.audit_detail import CellDetail, cell_detail
 from compiler.artifacts.lock import Compilation, compile_all
-from compiler.passes.budget import estimate_prompt_tokens
+from compiler.passes.budget import estimate_prompt_tokens, tools_tokens
 from compiler.pricing.book import price_book
 from compiler.pricing.cost import Cost, worst_case_cost
 from compiler.pricing.prices import decimal_text
@@ -163,10 +163,11 @@ def _row(item: Compilation, registry: Registry) -> AuditRow:
     body = item.compiled.body
     length_param = next((k for k in ("max_tokens", "max_completion_tokens") if k in body), None)
     limit = None if length_param is None else int(body[length_param])
-    # The same estimate the token budget pass used: the instruction message plus the
-    # stage's declared prompt size (the audit compiles without the caller's messages).
+    # The same estimate the token budget pass used: the instruction message, the tool
+    # definitions and the stage's declared prompt size (the audit compiles without the
+    # caller's messages).
     shown = [] if item.compiled.instructions is None else [item.compiled.instructions]
-    prompt = estimate_prompt_tokens(shown) + (
+    prompt = estimate_prompt_tokens(shown) + tools_tokens(body.get("tools")) + (
         registry.stage(item.stage).estimated_prompt_tokens or 0
     )
     sheet = price_book(registry, item.model, item.stage).model
@@ -280,7 +281,7 @@ def audit_table(
         "COST_USD: worst case of one call = estimated prompt tokens x prompt price "
         "+ LIMIT x completion price, the reasoning allowance at the internal_reasoning "
         "price where one is published; the prompt estimate is the instruction message "
-        "plus the stage's estimated_prompt_tokens",
+        "and the tool definitions plus the stage's estimated_prompt_tokens",
     ]
     return header, table, after
 

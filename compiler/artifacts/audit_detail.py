@@ -67,8 +67,8 @@ SEVERITIES: tuple[Severity, ...] = (
     Severity("schema", "schema rewritten", "\u25a0",
              "the contract's schema rewritten for the model's dialect", ("schema.",)),
     Severity("routing", "routing note", "\u00b7",
-             "routing notes only: require_parameters, route-plan attempts, endpoint data",
-             ("routing.", "route.")),
+             "routing notes only: require_parameters, route-plan attempts, endpoint data, "
+             "an alias id resolved through its target", ("routing.", "route.", "model.")),
     Severity("none", "as asked", "\u2713", "no adjustment: the body is what the stage asked"),
     Severity("na", "not applicable", "\u2013", "the model has no text output"),
 )

@@ -5,9 +5,11 @@ SHA-256 of everything it read: the stage and model, the caller's messages, the b
 stages.yaml and models.yaml, the metadata file's path, size and modification time, and
 the size and modification time of every module and data file of both packages,
 subfolders included (so an upgrade or an edit anywhere invalidates everything). An
-entry also records the files the compile imported (the stage's contract module and
-every local module it imports, as the lock's ``inputs`` lists them); a hit
-is served only when each still has the recorded size and modification time. A hit
+entry also records the files the compile read (the stage's contract module and every
+local module it imports, as the lock's ``inputs`` lists them, and the same for each
+tool's ``model`` or ``module:NAME`` input schema, plus each tool's ``.json`` input
+schema file: :func:`stage_files`); a hit is served only when each still has the
+recorded size and modification time. A hit
 needs nothing but the standard library: no pydantic, no YAML parsing, no schema
 projection.
 
@@ -32,7 +34,7 @@ from typing import Any
 
 from registry.paths import default_cache_dir
 
-__all__ = ["CompileCache", "compile_cache_entries"]
+__all__ = ["CompileCache", "compile_cache_entries", "contract_files", "stage_files"]
 
 _FORMAT = "capc-compile-cache/1"
 
@@ -183,3 +185,13 @@ def contract_files(spec: str | None, base_dir: Path) -> Sequence[Path]:
     from compiler.artifacts.lock_inputs import contract_modules
 
     return contract_modules(spec, base_dir)
+
+
+def stage_files(decl: Any, base_dir: Path) -> list[Path]:
+    """Every file a compile of the stage ``decl`` reads besides the YAML files: the
+    contract's modules and each tool's modules and ``.json`` schema files
+    (:func:`compiler.artifacts.lock_inputs.stage_modules`), so an edit to a tool's
+    pydantic model or schema file invalidates the entry too."""
+    from compiler.artifacts.lock_inputs import stage_modules
+
+    return stage_modules(decl, base_dir)

@@ -5,8 +5,9 @@ Request bodies are compared by flattened dotted paths (``reasoning.effort``,
 instruction message are compared by SHA-256; the report's enforcement ``rung`` is
 compared too. A route plan's later attempts are compared the same way under
 ``attempt N.<path>``, and each endpoint's row of the route table as ``routes.<slug>``
-(``attempt N`` or ``excluded: <reason>``). A model added to or removed from a stage,
-and a pair that starts or stops failing, are changes as well.
+(``attempt N`` or ``excluded: <reason>``); an alias id's published target (the
+``model.alias`` adjustment) as ``model.alias_target``. A model added to or removed from a
+stage, and a pair that starts or stops failing, are changes as well.
 
 Each change is explained by the adjustments that differ between the two reports and
 touch its path: ``now <kind>`` (only in the new report) or ``no longer <kind>`` (only
@@ -148,13 +149,18 @@ def _settings(entry: Mapping[str, Any]) -> dict[str, Any]:
     """Return the comparable settings of an ``ok`` entry by dotted path."""
     out: dict[str, Any] = {}
     _flatten(entry.get("request") or {}, "", out)
-    out["rung"] = (entry.get("report") or {}).get("rung")
+    report = entry.get("report") or {}
+    out["rung"] = report.get("rung")
+    for adjustment in report.get("adjustments") or ():  # an alias's target, if it moved
+        if adjustment.get("kind") == "model.alias":
+            out["model.alias_target"] = adjustment.get("applied")
     instructions = entry.get("instructions")
     if instructions is not None:
         content = str(instructions.get("content", ""))
         out["instructions"] = "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
     for number, attempt in enumerate(entry.get("attempts") or (), start=2):
         inner = _settings(attempt)
+        inner.pop("model.alias_target", None)  # the same as the first attempt's
         out.update({f"attempt {number}.{path}": value for path, value in inner.items()})
     for row in entry.get("routes") or ():
         where = f"routes.{row.get('endpoint')}"

@@ -68,6 +68,7 @@ from compiler.errors import (
     NoEndpointError,
     ProjectionError,
     PromptTooLongError,
+    ToolError,
 )
 from compiler.report import AdjustmentReport
 from compiler.request import compile_request
@@ -100,6 +101,7 @@ RECORDED_FAILURES: tuple[type[Exception], ...] = (
     PromptTooLongError,
     ProjectionError,
     RoutingError,
+    ToolError,  # a tool the model's dialect cannot express (a stage's own are located)
     UnknownModelError,
     UnsupportedModalityError,
 )

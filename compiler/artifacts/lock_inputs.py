@@ -1,9 +1,10 @@
 """What a lock is a function of: every input by source and content hash.
 
 A lock records its inputs (the models list, the endpoint data or its absence,
-models.yaml, stages.yaml and every local module a contract imports) so that
+models.yaml, stages.yaml, every local module a contract or a tool imports, and each
+tool's ``.json`` schema file) so that
 ``capc lock --check`` can say *which* input changed, and so that the CLI's compile
-cache keys on the same files (:func:`contract_modules`).
+cache keys on the same files (:func:`stage_modules`).
 
 Local modules are found from the source, without importing anything new: the
 contract's file is parsed (``ast``), each ``import`` / ``from ... import`` is resolved
@@ -28,7 +29,7 @@ from typing import Any
 from registry.metadata.seed_endpoints import SEED_ENDPOINTS_RESOURCE
 from registry.resolve.resolver import Registry
 
-__all__ = ["contract_modules", "describe_inputs", "input_changes"]
+__all__ = ["contract_modules", "describe_inputs", "input_changes", "stage_modules"]
 
 _SEED = "bundled seed"
 
@@ -140,6 +141,29 @@ def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
     return sorted(seen)
 
 
+def stage_modules(decl: Any, base_dir: Path) -> list[Path]:
+    """Every file a compile of the stage ``decl`` (a :class:`registry.declarations.stages.
+    StageDecl`) reads besides the YAML files: :func:`contract_modules` of its contract and
+    of each tool's ``model`` or ``package.module:NAME`` input schema, and each tool's
+    ``.json`` input schema file (relative to ``base_dir``, the stages.yaml directory).
+
+    Returns:
+        Resolved paths, sorted and without repeats (files that do not exist are left out).
+    """
+    found = set(contract_modules(decl.contract, base_dir))
+    for tool in decl.tools:
+        schema = tool.input_schema if isinstance(tool.input_schema, str) else None
+        if schema is not None and schema.lower().endswith(".json"):
+            path = Path(schema) if Path(schema).is_absolute() else base_dir / schema
+            if path.is_file():
+                found.add(path.resolve())
+            continue
+        for spec in (tool.model, schema):
+            if spec is not None:
+                found.update(contract_modules(spec, base_dir))
+    return sorted(found)
+
+
 def _relative(path: Path, base_dir: Path) -> str:
     try:
         return path.relative_to(base_dir.resolve()).as_posix()
@@ -208,13 +232,15 @@ def describe_inputs(
 
     Returns:
         ``{"metadata", "endpoints", "models_yaml", "stages_yaml": {"source",
-        "sha256"} | None, "contracts": {relative path: sha256}}``.
+        "sha256"} | None, "contracts": {relative path: sha256}}``; ``contracts``
+        holds every stage's contract modules and its tools' modules and ``.json``
+        schema files (:func:`stage_modules`).
     """
     stages = registry.stages_file
     base = Path(stages.path).parent if stages is not None else Path.cwd()
     contracts: dict[str, str] = {}
     for name in registry.stage_names():
-        for path in contract_modules(registry.stage(name).contract, base):
+        for path in stage_modules(registry.stage(name), base):
             contracts[_relative(path, base)] = _sha256_file(path) or "0" * 64
     return {
         "metadata": _metadata_record(registry),

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from compiler.compiled import CompiledRequest
+from compiler.reply.outcome import forced_tool
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import thaw_json
 
@@ -47,9 +48,7 @@ def reply_recipe(compiled: CompiledRequest) -> dict[str, Any] | None:
     contract, projection = compiled.contract, compiled.projection
     if contract is None or projection is None:
         return None
-    tool = None
-    if compiled.rung == "tool":
-        tool = compiled.body["tools"][0]["function"]["name"]
+    tool = forced_tool(compiled.body) if compiled.rung == "tool" else None
     return {
         "source": "tool_arguments" if tool is not None else "content",
         "tool": tool,

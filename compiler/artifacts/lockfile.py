@@ -123,7 +123,25 @@ class LockedRequest:
         return content
 
     def parse_response(self, response: Mapping[str, Any], *, contract: bool = True) -> Any:
-        """:meth:`parse_reply` of :meth:`reply_text`."""
+        """:meth:`parse_reply` of :meth:`reply_text`, after the check for a response that
+        holds no answer (the rule of ``CompiledRequest.parse_response``).
+
+        Raises:
+            ProviderError: the response carries an error object, or ``finish_reason`` is
+                ``error``.
+            ReplyBlockedError: a refusal (``message.refusal``, a refusal content part) or
+                ``finish_reason: content_filter``: not a validation failure.
+            ReplyValidationError: as :meth:`reply_text` and :meth:`parse_reply`.
+        """
+        from compiler.reply.outcome import answer_blocker
+        from compiler.reply.response import assemble
+
+        try:
+            blocker = answer_blocker(assemble(response))
+        except ValueError:
+            blocker = None  # not a response object: reply_text says what is missing
+        if blocker is not None:
+            raise blocker
         return self.parse_reply(self.reply_text(response), contract=contract)
 
     def parse_reply(self, text: str, *, contract: bool = True) -> Any:

@@ -138,7 +138,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         if hit is not None:
             _print_compiled(args, hit["json"], hit["text"])
             return EXIT_OK
-    from compiler.artifacts.compile_cache import contract_files
+    from compiler.artifacts.compile_cache import stage_files
     from compiler.request import compile_request
     from registry.resolve.resolver import Registry
 
@@ -160,7 +160,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     _print_compiled(args, payload, text)
     decl = registry.stage(args.stage)
     if slot is not None and not decl.policy:
-        slot.put(payload, text, contract_files(decl.contract, registry.stage_dir()))
+        slot.put(payload, text, stage_files(decl, registry.stage_dir()))
     return EXIT_OK
 
 

@@ -15,6 +15,7 @@ from compiler.cli.common import (
     add_common_options,
     load_registry,
     print_error,
+    print_note,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console
 
@@ -90,6 +91,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
             "metadata": registry.catalog.describe(),
             "declared_only": model.declared_only,
             "declared_in": _declared_in(registry, model),
+            "alias_target": model.alias_target,
+            "notes": list(model.metadata_notes),
             "values": rows,
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -101,8 +104,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
                   f"{registry.catalog.describe()})")  # fmt: skip
     else:
         source = f"metadata: {registry.catalog.describe()}"
+    head = [header, source]
+    if model.alias_target is not None:
+        head.append(f"alias of: {model.alias_target} (published alias_target; its "
+                    "declarations apply)")  # fmt: skip
+    head += [f"note: {note}" for note in model.metadata_notes]
     console = stdout_console(args)
-    for line in (header, source):
+    for line in head:
         if console is None:
             print(line)
         else:
@@ -129,22 +137,27 @@ def _problem(error: Any) -> dict[str, Any]:
             "key": error.key_path or None, "message": redact_text(error.detail)}  # fmt: skip
 
 
-def _report(problems: list[Any], args: argparse.Namespace) -> int:
-    """Print the problems (``--json``: one object; text: one ``capc: error:`` line each)."""
+def _report(problems: list[Any], args: argparse.Namespace, notes: list[str] | None = None) -> int:
+    """Print the notes and problems (``--json``: one object ``{ok, problems, notes}``;
+    text: one ``capc: note:`` / ``capc: error:`` line each)."""
     if args.json:
-        payload = {"ok": not problems, "problems": [_problem(p) for p in problems]}
+        payload = {"ok": not problems, "problems": [_problem(p) for p in problems],
+                   "notes": list(notes or ())}  # fmt: skip
         print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        for note in notes or ():
+            print_note(note)
     for problem in problems:
         print_error(str(problem))
     return EXIT_INPUT if problems else EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from compiler.errors import ContractError
+    from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
     from registry.errors import DeclarationError
-    from registry.resolve.checks import check_model_ids
+    from registry.resolve.checks import check_model_ids, metadata_notes
 
     try:
         registry = load_registry(args)
@@ -169,12 +182,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
             assert stages is not None
             problems.append(stages.document.error(str(exc), ("stages", name, "contract")))
             continue
+        except ToolError as exc:
+            assert stages is not None
+            problems.append(stages.document.error(str(exc), ("stages", name, *exc.at)))
+            continue
         if intent.contract is not None and stages is not None:
             problems.extend(
                 stages.document.error(problem, ("stages", name, "contract"))
                 for problem in _contract_problems(registry, name, intent))
+    notes = metadata_notes(registry)
     if problems or args.json:
-        return _report(problems, args)
+        return _report(problems, args, notes)
+    for note in notes:
+        print_note(note)
     declared = 0 if registry.models_file is None else len(registry.models_file.models)
     print(
         f"ok: {declared} model declarations, {len(registry.stage_names())} stages, "

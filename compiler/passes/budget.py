@@ -24,7 +24,9 @@ from compiler.passes.answer import fit_answer
 from compiler.passes.draft import Draft
 from compiler.tools.media import media_tokens, vendor_rule
 
-__all__ = ["CHARS_PER_TOKEN", "apply_budget", "estimate_prompt_tokens", "prompt_tokens"]
+__all__ = [
+    "CHARS_PER_TOKEN", "apply_budget", "estimate_prompt_tokens", "prompt_tokens", "tools_tokens",
+]
 
 #: The estimator's characters per token. Three is deliberately below the usual ~4 of
 #: English prose so that JSON schemas and code are not underestimated.
@@ -76,23 +78,43 @@ def estimate_prompt_tokens(messages: Iterable[Mapping[str, Any]], rule: str = "o
     return total
 
 
+def tools_tokens(tools: Iterable[Mapping[str, Any]] | None) -> int:
+    """Estimate the tool definitions of a body (its ``tools`` list) in tokens:
+    ``ceil(characters / 3)`` of each function's ``name``, ``description`` and
+    ``parameters`` as compact JSON (the provider puts them in the prompt, in its own
+    rendering; the output tool of rung ``tool`` counts too).
+
+    >>> tools_tokens([{"type": "function", "function": {"name": "f", "parameters": {}}}])
+    10
+    """
+    chars = 0
+    for entry in tools or ():
+        function = entry.get("function") if isinstance(entry, Mapping) else None
+        shown: Any = entry if not isinstance(function, Mapping) else {
+            key: function[key] for key in ("name", "description", "parameters") if key in function}
+        chars += len(json.dumps(shown, separators=(",", ":"), ensure_ascii=False, default=str))
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
 def prompt_tokens(
     instructions: str | None, messages: Iterable[Mapping[str, Any]], declared: int | None,
-    rule: str = "openai",
+    rule: str = "openai", tools: Iterable[Mapping[str, Any]] | None = None,
 ) -> int:
     """Estimate a request's prompt in tokens: the instruction message plus the caller's
-    messages, or the stage's ``estimated_prompt_tokens`` plus the instructions when larger.
+    messages, or the stage's ``estimated_prompt_tokens`` plus the instructions when larger;
+    plus the body's tool definitions (:func:`tools_tokens`).
     """
     shown = [] if instructions is None else [{"content": instructions}]
-    estimate = estimate_prompt_tokens([*shown, *messages], rule)
+    fixed = tools_tokens(tools)
+    estimate = estimate_prompt_tokens([*shown, *messages], rule) + fixed
     if declared is not None:
-        estimate = max(estimate, declared + estimate_prompt_tokens(shown))
+        estimate = max(estimate, declared + estimate_prompt_tokens(shown) + fixed)
     return estimate
 
 
 def _prompt_tokens(draft: Draft) -> int:
     return prompt_tokens(draft.instructions, draft.messages, draft.intent.estimated_prompt_tokens,
-                         vendor_rule(draft.model.tree))
+                         vendor_rule(draft.model.tree), draft.params.get("tools"))
 
 
 def apply_budget(draft: Draft) -> None:

@@ -4,7 +4,8 @@ Two passes over a draft (``docs/tools.md``):
 
 * :func:`apply_messages` (first): media parts the model's ``input_modalities`` exclude
   are removed (``messages.part_dropped``; a stage refuses with ``policy:
-  {messages.part_dropped: refuse}``), and ``cache_control`` markers over the model's
+  {messages.part_dropped: refuse}``; a message left with no part gets one text part
+  saying what was removed, never ``content: []``), and ``cache_control`` markers over the model's
   ``prompt_cache.max_breakpoints`` are removed, the earliest kept
   (``messages.breakpoint_dropped``, one per marker);
 * :func:`apply_tools` (after enforcement): each tool's input schema projected into the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from compiler.errors import ToolError
 from compiler.passes.draft import Draft
 from compiler.schema.dialects import get_dialect
 from compiler.tools.breakpoints import marker_paths, path_of, strip_markers
@@ -40,17 +42,27 @@ def apply_messages(draft: Draft) -> None:
             if not isinstance(content, list):
                 continue
             kept = []
+            removed: list[tuple[int, str]] = []
             for j, part in enumerate(content):
                 kind = part.get("type") if isinstance(part, dict) else None
                 need = PART_MODALITY.get(kind) if isinstance(kind, str) else None
                 if need is None or need in accepted:
                     kept.append(part)
-                    continue
+                else:
+                    removed.append((j, need))
+            if not removed:
+                continue
+            alone = not kept  # every part removed: a text part stands in (never [])
+            for j, need in removed:
                 draft.adjust("messages.part_dropped", f"messages[{i}].content[{j}]", need, None,
                              f"{model.id} takes {', '.join(accepted)} input, not {need}; the "
-                             "part was removed", model.source_of("architecture"))
-            if len(kept) != len(content):
-                draft.messages[i] = {**message, "content": kept}
+                             "part was removed" + (
+                                 "; the message had no other part, so a text part saying what "
+                                 "was removed stands in for it (content is never sent empty)"
+                                 if alone else ""), model.source_of("architecture"))
+            if alone:
+                kept = [{"type": "text", "text": _stand_in(removed, accepted)}]
+            draft.messages[i] = {**message, "content": kept}
     declared = (model.tree.get("prompt_cache") or {}).get("max_breakpoints")
     if not isinstance(declared, int):
         return
@@ -67,6 +79,17 @@ def apply_messages(draft: Draft) -> None:
                "kept, as they cache the longest prefixes")
         draft.adjust("messages.breakpoint_dropped", path_of(i, at), "cache_control", None, why,
                      evidence)
+
+
+def _stand_in(removed: list[tuple[int, str]], accepted: tuple[str, ...]) -> str:
+    """The text sent in place of a message whose every part was removed."""
+    counts: dict[str, int] = {}
+    for _, need in removed:
+        counts[need] = counts.get(need, 0) + 1
+    noun = {"audio": "audio clip"}
+    what = ", ".join(f"{n} {noun.get(kind, kind)}" + ("s" if n > 1 else "")
+                     for kind, n in counts.items())
+    return f"[{what} removed: this model reads only {', '.join(accepted)} input]"
 
 
 def _accepted_modes(draft: Draft) -> frozenset[str] | None:
@@ -93,7 +116,8 @@ def apply_tools(draft: Draft) -> None:
     """Add the stage's tools, ``tool_choice`` and ``parallel_tool_calls`` to the body.
 
     Raises:
-        ToolError: a tool's schema cannot be projected.
+        ToolError: a tool's schema cannot be projected, or it is recursive and the
+            dialect has no ``$ref`` (Gemini's).
     """
     intent = draft.intent
     if not intent.tools:
@@ -110,20 +134,14 @@ def apply_tools(draft: Draft) -> None:
     listed_strict = model.supports("structured_outputs")
     entries: list[dict[str, Any]] = []
     dialect = get_dialect(model.dialect)
-    kept = []
     for item in projected:
-        name = item.tool.name
         refs = _refs(json.loads(item.projection.schema_json))
         if refs and not dialect.supports_ref:
-            draft.adjust("tools.dropped", f"tools[{name}]", name, None,
-                         f"the {dialect.name} dialect takes no $ref, and the tool's schema "
-                         f"is recursive ({refs[0]}), so no form of it can be sent",
-                         evidence)
-            continue
-        kept.append(item)
-    if not kept:
-        return
-    projected = tuple(kept)
+            raise ToolError(
+                f"tool {item.tool.name!r}: the schema is recursive ({refs[0]} refers back "
+                f"to its own definition) and the {dialect.name} dialect of {model.id} has no "
+                "$ref, so no form of the tool can be sent; bound the recursion (nest a fixed "
+                "number of levels) or use a model whose dialect keeps $ref")
     for item in projected:
         name = item.tool.name
         for change in item.projection.changes:

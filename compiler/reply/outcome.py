@@ -30,7 +30,7 @@ from compiler.reply.response import Response, assemble
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import Projection
 
-__all__ = ["ParsedResponse", "forced_tool", "read_response", "serving_attempts"]
+__all__ = ["ParsedResponse", "answer_blocker", "forced_tool", "read_response", "serving_attempts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,32 +236,37 @@ def read_response(
     )
 
 
-def _no_answer(got: Response, usage: Usage, cost: UsageCost) -> None:
-    """Raise for a response that holds no answer to validate (checked before the reply).
+def answer_blocker(got: Response) -> ProviderError | ReplyBlockedError | None:
+    """Return the error for a response that holds no answer to validate, or ``None``.
 
-    Raises:
-        ProviderError: an error object or ``finish_reason: error``.
-        ReplyBlockedError: a refusal, or ``finish_reason: content_filter``.
+    Checked before the reply is read: an error object in the response, or
+    ``finish_reason: error``, is a :class:`ProviderError` (it came with HTTP 200:
+    generation had started); a refusal (``message.refusal`` or a refusal content part)
+    or ``finish_reason: content_filter`` is a :class:`ReplyBlockedError`. The lock
+    reader (:mod:`compiler.artifacts.lockfile`) applies the same rule.
     """
-    exc: ProviderError | ReplyBlockedError
     if got.error is not None or got.finish_reason == "error":
-        # An error inside a response came with HTTP 200: generation had started.
         found = classify_error(200, {"error": got.error or {}})
         what = ("" if got.error is not None
                 else " (finish_reason error, and the response carries no error object)")
-        exc = ProviderError(f"the provider answered with an error ({found.kind}, status "
-                            f"{found.status}){what}: {found.detail}", kind=found.kind,
-                            status=found.status, detail=found.detail)
-    elif got.refusal is not None:
-        exc = ReplyBlockedError(reason="refused", finish_reason=got.finish_reason,
-                                refusal=got.refusal)
-    elif got.finish_reason == "content_filter":
-        exc = ReplyBlockedError(reason="filtered", finish_reason=got.finish_reason,
-                                refusal=None)
-    else:
-        return
-    exc.usage, exc.cost = usage, cost
-    raise exc
+        return ProviderError(f"the provider answered with an error ({found.kind}, status "
+                             f"{found.status}){what}: {found.detail}", kind=found.kind,
+                             status=found.status, detail=found.detail)
+    if got.refusal is not None:
+        return ReplyBlockedError(reason="refused", finish_reason=got.finish_reason,
+                                 refusal=got.refusal)
+    if got.finish_reason == "content_filter":
+        return ReplyBlockedError(reason="filtered", finish_reason=got.finish_reason,
+                                 refusal=None)
+    return None
+
+
+def _no_answer(got: Response, usage: Usage, cost: UsageCost) -> None:
+    """Raise :func:`answer_blocker`'s error, carrying the response's usage and cost."""
+    exc = answer_blocker(got)
+    if exc is not None:
+        exc.usage, exc.cost = usage, cost
+        raise exc
 
 
 def _name(call: Mapping[str, Any]) -> str | None:

@@ -64,6 +64,12 @@ def compile_single(
             budget does not fit below ``max_tokens``).
     """
     draft = Draft(intent=intent, model=resolved, messages=[dict(m) for m in messages])
+    if resolved.alias_target is not None:
+        draft.adjust("model.alias", "model", resolved.id, resolved.alias_target,
+                     f"{resolved.id} is an alias of {resolved.alias_target} (published "
+                     "alias_target): the declarations matching the target apply; the body "
+                     "keeps the alias, which OpenRouter resolves",
+                     resolved.source_of("alias_target"))
     apply_messages(draft)
     apply_enforcement(draft)
     apply_tools(draft)
@@ -105,8 +111,8 @@ def compile_single(
 
 
 def _assumptions(model: ResolvedModel) -> list[str]:
-    """One note per value assumed because the metadata is silent."""
-    notes = []
+    """One note per value assumed because the metadata is silent or out of range."""
+    notes = list(model.metadata_notes)
     source = model.source_of("supported_parameters")
     if source is not None and source.layer == "default":
         notes.append(f"the metadata publishes no supported_parameters for {model.id}: only "

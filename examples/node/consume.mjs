@@ -2,7 +2,8 @@
 //
 // For one stage x model of a lock: build each route-plan attempt's body, send it with
 // the official `openai` package, read the reply as the entry's recipe says and
-// validate it with Ajv against the contract schema stored in the lock.
+// validate it with Ajv against the contract schema stored in the lock; a response that
+// holds no answer (a refusal, a content filter, an error) is reported as `blocked`.
 //
 //   node consume.mjs LOCK STAGE MODEL MESSAGES.json     # one call, prints the result
 //   node consume.mjs --cases LOCK CASES.json             # the test corpus (JSON lines out)
@@ -46,6 +47,24 @@ export function replyText(recipe, completion) {
     return call.function.arguments;
   }
   return typeof message?.content === "string" ? message.content : null;
+}
+
+/**
+ * Why a response holds no answer to validate, or null (the rule of the Python reader):
+ * "error" (an error object, or finish_reason "error"), "refused" (message.refusal, or a
+ * refusal content part), "filtered" (finish_reason "content_filter"). None of them is
+ * an invalid reply: a repair turn would ask the same question again.
+ */
+export function blockedBy(completion) {
+  const choice = completion?.choices?.[0];
+  const message = choice?.message ?? {};
+  if (completion?.error || choice?.finish_reason === "error") return "error";
+  if (typeof message.refusal === "string" && message.refusal) return "refused";
+  if (Array.isArray(message.content) && message.content.some((p) => p?.type === "refusal")) {
+    return "refused";
+  }
+  if (choice?.finish_reason === "content_filter") return "filtered";
+  return null;
 }
 
 function unfence(text) {
@@ -191,6 +210,8 @@ export async function run(client, lock, stage, model, messages) {
   for (const attempt of plan(lock, stage, model)) {
     try {
       const completion = await client.chat.completions.create(body(attempt, messages));
+      const blocked = blockedBy(completion);
+      if (blocked) return { valid: false, blocked };
       if (!attempt.reply) return { valid: true, value: completion.choices?.[0]?.message?.content };
       return parseReply(lock, attempt.reply, replyText(attempt.reply, completion));
     } catch (err) {
@@ -222,9 +243,12 @@ async function main(argv) {
     for (const c of cases) {
       const attempt = plan(lock, c.stage, c.model)[c.attempt];
       const completion = await client.chat.completions.create(body(attempt, c.messages));
-      const result = parseReply(lock, attempt.reply, replyText(attempt.reply, completion));
+      const blocked = blockedBy(completion);
+      const result = blocked
+        ? { valid: false, errors: [] }
+        : parseReply(lock, attempt.reply, replyText(attempt.reply, completion));
       const paths = result.valid ? [] : [...new Set(result.errors.map((e) => e.path))].sort();
-      process.stdout.write(JSON.stringify({ id: c.id, valid: result.valid, paths }) + "\n");
+      process.stdout.write(JSON.stringify({ id: c.id, valid: result.valid, paths, blocked }) + "\n");
     }
     return;
   }

@@ -4,7 +4,8 @@ A tool is written one of three ways, exactly one per entry (``docs/tools.md``):
 
 * ``model: package.module:ClassName`` (or ``path.py:ClassName``): a pydantic model whose
   JSON Schema is the tool's input; ``name`` defaults to the class name;
-* ``input_schema``: a complete JSON Schema (Draft 2020-12) inline, or
+* ``input_schema``: a complete JSON Schema (Draft 2020-12) inline, a path ending in
+  ``.json`` (relative to the stages.yaml directory) of a file holding one, or
   ``package.module:NAME`` naming a mapping;
 * ``properties``: ordered property schemas, all required, the object closed.
 
@@ -34,7 +35,7 @@ class ToolDecl(Decl):
     model: str | None = None
     """A pydantic model as the input: ``package.module:ClassName`` or ``relative/path.py:ClassName``."""  # noqa: E501
     input_schema: dict[str, Any] | str | None = None
-    """A complete JSON Schema (Draft 2020-12) of the input, inline or ``package.module:NAME``."""
+    """A complete JSON Schema (Draft 2020-12) of the input: inline, a ``.json`` file (relative to stages.yaml) or ``package.module:NAME``."""  # noqa: E501
     properties: dict[str, dict[str, Any]] | None = None
     """Ordered input properties (name -> JSON Schema); all required, no other keys."""
 

@@ -1,9 +1,10 @@
 """The few metadata fields resolution reads, parsed on their own; full models on demand.
 
-Resolving a model reads eight values of its ``GET /api/v1/models`` entry:
-``supported_parameters``, ``context_length``, ``top_provider.max_completion_tokens``,
-``reasoning.mandatory``, ``reasoning.supported_efforts``, ``reasoning.default_effort``,
-``pricing.prompt`` and ``pricing.completion``. Validating only those (a
+Resolving a model reads eight values of its ``GET /api/v1/models`` entry (and an
+alias's ``alias_target.slug``): ``supported_parameters``, ``context_length``,
+``top_provider.max_completion_tokens``, ``reasoning.mandatory``,
+``reasoning.supported_efforts``, ``reasoning.default_effort``, ``pricing.prompt`` and
+``pricing.completion``. Validating only those (a
 :class:`MetadataCore` per model) is several times cheaper than validating each whole
 :class:`~registry.metadata.shapes.ModelInfo`, so a catalog validates the core fields when it
 loads and each full model only when something asks for that model (:class:`LazyModels`,
@@ -11,9 +12,10 @@ made by :func:`lazy_models`): ``capc compile`` and a sweep over every model neve
 build one, the audit's price tiers build those of the models they price, ``capc
 models`` builds every one.
 
-The core follows the rules of :mod:`registry.metadata.shapes` exactly (a negative price means
-unknown and is ``None``; prices are exact :class:`~decimal.Decimal` values in USD per
-token); a test compares both parsers on every shared snapshot.
+The core follows the rules of :mod:`registry.metadata.shapes` exactly (an out-of-range
+limit or price is ``None``, see :mod:`registry.metadata.ranges`; prices are exact
+:class:`~decimal.Decimal` values in USD per token); a test compares both parsers on
+every shared snapshot.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from typing_extensions import TypedDict
 
 from registry.errors import MetadataError
 from registry.metadata.parse import format_errors, parse_models, parse_models_json
-from registry.metadata.shapes import ModelInfo, is_unknown_price
+from registry.metadata.ranges import OUT_OF_RANGE, screen
+from registry.metadata.shapes import ModelInfo
 from registry.metadata.spans import ModelSpans, model_spans
 
 __all__ = [
@@ -45,13 +48,6 @@ __all__ = [
     "parse_core_json",
     "read_only",
 ]
-
-
-def _price(value: Any) -> Any:
-    return None if is_unknown_price(value) else value
-
-
-_Price = Annotated[Decimal | None, BeforeValidator(_price)]
 
 
 class CoreTopProvider(TypedDict, total=False):
@@ -79,16 +75,23 @@ class CoreReasoning(TypedDict, total=False):
 class CorePricing(TypedDict, total=False):
     """``pricing.prompt`` and ``pricing.completion`` in USD per token (``None``: unknown)."""
 
-    prompt: _Price
-    completion: _Price
+    prompt: Decimal | None  # out-of-range values are None already (screen)
+    completion: Decimal | None
+
+
+class CoreAliasTarget(TypedDict, total=False):
+    """``alias_target``, as far as resolution reads it (the target's id)."""
+
+    slug: str | None
 
 
 class MetadataCore(TypedDict):
     """The fields of one ``/models`` entry that resolution reads; absent keys stay absent.
 
     Keys: ``id``; optional ``context_length`` (tokens), ``supported_parameters``,
-    ``top_provider``, ``reasoning``, ``pricing`` and ``architecture`` (see the ``Core*``
-    shapes).
+    ``top_provider``, ``reasoning``, ``pricing``, ``architecture`` and ``alias_target``
+    (see the ``Core*`` shapes), and ``out_of_range`` (the limits and prices read as
+    unknown, with their published text; :mod:`registry.metadata.ranges`).
     """
 
     id: str
@@ -98,10 +101,12 @@ class MetadataCore(TypedDict):
     reasoning: NotRequired[CoreReasoning | None]
     pricing: NotRequired[CorePricing | None]
     architecture: NotRequired[CoreArchitecture | None]
+    alias_target: NotRequired[CoreAliasTarget | None]
+    out_of_range: NotRequired[dict[str, str]]
 
 
 class _CoreResponse(TypedDict):
-    data: list[MetadataCore]
+    data: list[Annotated[MetadataCore, BeforeValidator(screen)]]
 
 
 @functools.cache
@@ -110,11 +115,12 @@ def _core_response() -> TypeAdapter[_CoreResponse]:
     return TypeAdapter(_CoreResponse)
 
 
-CORE_FORMAT = 2
+CORE_FORMAT = 3
 """Version of the core body :func:`core_json` writes. Bump it whenever the fields of
 :class:`MetadataCore` or the rules that read them change (a stricter type, what counts
 as an unknown price...): a stored core body holds values already read by those rules,
-so a body stored by an older version must not be read as if it were current."""
+so a body stored by an older version must not be read as if it were current
+(format 3: ``alias_target`` and ``out_of_range`` added)."""
 
 
 def core_json(raw: bytes) -> bytes | None:
@@ -162,7 +168,8 @@ CoreFields = Mapping[str, Any]
 def read_only(core: Mapping[str, Any]) -> CoreFields:
     """Return a read-only view of core fields (nested mappings read-only too)."""
     view = dict(core)
-    for key in ("top_provider", "reasoning", "pricing", "architecture"):
+    for key in ("top_provider", "reasoning", "pricing", "architecture", "alias_target",
+                OUT_OF_RANGE):
         inner = view.get(key)
         if inner is not None:
             view[key] = MappingProxyType(inner)
@@ -196,6 +203,10 @@ def core_of(info: ModelInfo) -> dict[str, Any]:
     if architecture is not None:
         core["architecture"] = {"output_modalities": architecture.output_modalities,
                                 "input_modalities": architecture.input_modalities}
+    if info.alias_target is not None:
+        core["alias_target"] = {"slug": info.alias_target.slug}
+    if info.out_of_range is not None:  # as parse_core_json: the published texts
+        core[OUT_OF_RANGE] = dict(info.out_of_range)
     return core
 
 
@@ -208,17 +219,15 @@ class LazyModels(Mapping[str, ModelInfo]):
     objects. Build one with :func:`lazy_models`.
 
     Args:
-        cores: core fields by id, in source order (first of duplicate ids kept).
+        cores: core fields by id, in source order.
         build: returns the full model of one listed id.
         build_all: returns every model in source order (used by :meth:`values` and
             :meth:`items`; a malformed model anywhere then raises).
 
     Raises:
         MetadataError: from a value lookup, when ``build`` finds a field outside the
-            core fields of *that* model malformed (the message names the source, index,
-            id and field). A malformed field of another model is reported only when
-            that model is looked up (iterating over the values, as ``capc models``
-            does, looks every model up).
+            core fields of *that* model malformed (naming source, index, id and field);
+            another model's malformed field only when that model is looked up.
     """
 
     def __init__(self, cores: Mapping[str, CoreFields], build: Callable[[str], ModelInfo],
@@ -231,11 +240,10 @@ class LazyModels(Mapping[str, ModelInfo]):
     def _all(self) -> None:
         """Build every model not built yet in one pass (``build_all``), for
         :meth:`values` and :meth:`items`: a whole list validates faster at once."""
-        if self._build_all is None or len(self._models) == len(self._cores):
-            return
-        for model in self._build_all():
-            if model.id in self._cores:
-                self._models.setdefault(model.id, model)
+        if self._build_all is not None and len(self._models) != len(self._cores):
+            for model in self._build_all():
+                if model.id in self._cores:
+                    self._models.setdefault(model.id, model)
 
     def values(self) -> ValuesView[ModelInfo]:
         """Every model, building those not built yet in one pass."""
@@ -365,8 +373,9 @@ def lazy_models(
 
     Returns:
         The models, or ``None`` when the body is not that shape, a core field is
-        malformed, an id is empty, or it lists no model: then
-        :func:`~registry.metadata.parse.parse_models` says what is wrong.
+        malformed, an id is empty or listed twice, or it lists no model: then
+        :func:`~registry.metadata.parse.parse_models` (or, for a duplicate,
+        :func:`~registry.metadata.parse.payload_problem`) says what is wrong.
     """
     cores = None if core is None else parse_core_json(core)
     if cores is None:
@@ -377,11 +386,10 @@ def lazy_models(
     positions: dict[str, int] = {}
     for position, fields in enumerate(cores):
         model_id = fields["id"]
-        if not model_id:
+        if not model_id or model_id in by_id:  # an empty id, or one listed twice
             return None
-        if model_id not in by_id:
-            by_id[model_id] = fields
-            positions[model_id] = position
+        by_id[model_id] = fields
+        positions[model_id] = position
 
     body = _Body(raw, source, hint, positions)
     return LazyModels(MappingProxyType(by_id), body.build, body.build_all)

@@ -11,8 +11,13 @@ time, so the models here are deliberately lenient:
   parsed exactly as :class:`~decimal.Decimal`; router models publish ``"-1"`` for
   "variable or unknown", which becomes ``None``, as does any price written with a minus
   sign (a price is never negative here; see :func:`is_unknown_price`);
-* a ``context_length`` of ``0`` (non-text models) is kept as ``0``: callers should
-  treat it as unknown.
+* a limit resolution reads that is not a positive number (``context_length: 0`` on
+  non-text models, ``-5``, a non-finite ``1e999``), and a non-finite
+  ``pricing.prompt``/``completion``, is ``None`` (unknown); the published text is kept
+  in :attr:`ModelInfo.out_of_range` so it can be reported
+  (:mod:`registry.metadata.ranges`);
+* every other number must be finite: a non-finite one (``1e999`` reads as infinity) is
+  a validation error naming the field.
 
 All models are frozen and build their validators when first used.
 :mod:`registry.metadata.parse` turns whole payloads into these models and reports every
@@ -28,7 +33,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from registry.metadata.ranges import screen, screen_endpoint
+
 __all__ = [
+    "AliasTarget",
     "Architecture",
     "Endpoint",
     "EndpointList",
@@ -98,7 +106,7 @@ class ReasoningInfo(BaseModel):
             tokens). Only ``True`` or absent in the data.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     mandatory: bool = False
     supported_efforts: tuple[str, ...] | None = None
@@ -121,7 +129,7 @@ class ReasoningInfo(BaseModel):
 class _PriceFields(BaseModel):
     """Price keys shared by :class:`Pricing` and :class:`PricingOverride` (USD, Decimal)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     prompt: Decimal | None = None
     completion: Decimal | None = None
@@ -152,7 +160,7 @@ class PricingOverride(_PriceFields):
     ``input_audio_cache``, ...) are kept as extra attributes with their raw value.
     """
 
-    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True, allow_inf_nan=False)
 
     min_prompt_tokens: int | None = None
     utc_start: int | None = None
@@ -176,7 +184,7 @@ class Pricing(_PriceFields):
         overrides: conditional prices, see :class:`PricingOverride`.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     discount: float | None = None
     overrides: tuple[PricingOverride, ...] = ()
@@ -191,7 +199,7 @@ class TopProvider(BaseModel):
         is_moderated: the provider moderates content.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     context_length: int | None = None
     max_completion_tokens: int | None = None
@@ -209,13 +217,28 @@ class Architecture(BaseModel):
         instruct_type: chat template name; ``None`` or the string ``"none"`` in most data.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     modality: str | None = None
     input_modalities: tuple[str, ...] | None = None
     output_modalities: tuple[str, ...] | None = None
     tokenizer: str | None = None
     instruct_type: str | None = None
+
+
+class AliasTarget(BaseModel):
+    """What an alias id (``~anthropic/claude-sonnet-latest``) currently routes to
+    (``alias_target``, published from 2026-08 on ``~vendor/name-latest`` ids only).
+
+    Attributes:
+        slug: the target model's id, e.g. ``anthropic/claude-sonnet-5``.
+        name: its display name.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
+
+    slug: str | None = None
+    name: str | None = None
 
 
 class ModelInfo(BaseModel):
@@ -227,8 +250,8 @@ class ModelInfo(BaseModel):
         canonical_slug: permanent, usually dated build slug (2025-07+).
         name: display name.
         created: when the model was listed on OpenRouter (Unix seconds).
-        context_length: context window in tokens; ``0`` for many non-text models, which
-            callers should treat as unknown.
+        context_length: context window in tokens; ``None`` when unknown (also when
+            published as ``0``, as on many non-text models: see :attr:`out_of_range`).
         supported_parameters: request parameter names the model accepts (union-ish over
             endpoints). ``None`` when the snapshot does not publish the list (2025-04).
         default_parameters: the author's recommended sampling values; a ``None`` value
@@ -236,9 +259,15 @@ class ModelInfo(BaseModel):
         reasoning: reasoning options (2026-08+); ``None`` when absent.
         expiration_date: deprecation date ``YYYY-MM-DD``.
         knowledge_cutoff: training cut-off date ``YYYY-MM-DD``.
+        alias_target: for an alias id (``~vendor/name-latest``), the model it routes to.
+        out_of_range: the limits and prices resolution reads that were published out of
+            range (a limit not positive, a negative price, a number that is not finite),
+            by field (``top_provider.max_completion_tokens``), with the published text;
+            those fields read as ``None`` (see :mod:`registry.metadata.ranges`).
+            ``None`` when every one was in range.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     id: str
     canonical_slug: str | None = None
@@ -253,6 +282,14 @@ class ModelInfo(BaseModel):
     reasoning: ReasoningInfo | None = None
     expiration_date: str | None = None
     knowledge_cutoff: str | None = None
+    alias_target: AliasTarget | None = None
+    out_of_range: dict[str, str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _screen(cls, data: Any) -> Any:
+        """Out-of-range limits and prices read as unknown (kept in ``out_of_range``)."""
+        return screen(data)
 
 
 class Endpoint(BaseModel):
@@ -275,9 +312,12 @@ class Endpoint(BaseModel):
         uptime_last_30m: percent 0-100, ``None`` when there is too little data.
         supports_tool_choice: accepted ``tool_choice`` modes
             (``{"auto", "none", "required", "function"}`` -> bool), newest data only.
+        out_of_range: limits not positive or prices negative (or a number that is not
+            finite) in the fields routing reads, by field with the published text; those
+            read as ``None`` (:func:`registry.metadata.ranges.screen_endpoint`).
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     name: str | None = None
     model_id: str | None = None
@@ -293,6 +333,13 @@ class Endpoint(BaseModel):
     pricing: Pricing | None = None
     uptime_last_30m: float | None = None
     supports_tool_choice: dict[str, bool] | None = None
+    out_of_range: dict[str, str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _screen(cls, data: Any) -> Any:
+        """Out-of-range limits and prices read as unknown (kept in ``out_of_range``)."""
+        return screen_endpoint(data)
 
     @property
     def routing_slug(self) -> str | None:
@@ -322,7 +369,7 @@ class EndpointList(BaseModel):
         endpoints: the provider endpoints, in the published order (may be empty).
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True, allow_inf_nan=False)
 
     id: str
     name: str | None = None

@@ -14,6 +14,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
+from registry.metadata.ranges import endpoint_notes, range_notes
 from registry.resolve.capabilities import (
     EFFORT_RANK,
     EndpointCaps,
@@ -24,7 +25,7 @@ from registry.resolve.capabilities import (
     SamplingRules,
 )
 
-__all__ = ["build_resolved", "with_modalities"]
+__all__ = ["build_resolved", "with_modalities", "with_published"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -154,3 +155,18 @@ def with_modalities(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> 
     return replace(resolved,
                    output_modalities=None if output is None else tuple(output),
                    input_modalities=None if given is None else tuple(given))
+
+
+def with_published(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> ResolvedModel:
+    """:func:`with_modalities`, plus the ``alias_target`` of an alias id and one note
+    per published limit or price read as unknown (:mod:`registry.metadata.ranges`), the
+    model's and those of the endpoints it is resolved for."""
+    resolved = with_modalities(info, resolved)
+    notes = () if info is None else tuple(range_notes(resolved.id, info))
+    notes += tuple(note for cap in resolved.endpoints if cap.out_of_range
+                   for note in endpoint_notes(resolved.id, cap.label, dict(cap.out_of_range)))
+    target = resolved.tree.get("alias_target")
+    if not notes and target is None:
+        return resolved
+    return replace(resolved, metadata_notes=notes,
+                   alias_target=None if target is None else str(target))

@@ -104,6 +104,8 @@ class EndpointCaps:
         derived_slug: for tagless data, a slug guessed from :attr:`provider_name`
             (``Google AI Studio`` -> ``google-ai-studio``); ``None`` when a tag exists.
         index: position of the (first) endpoint in the published list.
+        out_of_range: ``(field, published text)`` of each limit or price the endpoint
+            published out of range, read as unknown (reported with the model).
     """
 
     tag: str | None
@@ -121,6 +123,7 @@ class EndpointCaps:
     derived_slug: str | None = None
     index: int = 0
     tool_choice_modes: frozenset[str] | None = None
+    out_of_range: tuple[tuple[str, str], ...] = ()
 
     def accepts_choice(self, mode: str) -> bool:
         """Return whether ``tool_choice`` mode ``mode`` may be sent here: listed true, or
@@ -266,6 +269,11 @@ class ResolvedModel:
             (``("text",)``, ``("embeddings",)``...), ``None`` when unpublished.
         input_modalities: the published ``architecture.input_modalities``
             (``("text", "image", "file")``...), ``None`` when unpublished.
+        alias_target: for an alias id (``~anthropic/claude-sonnet-latest``), the model
+            it routes to as published (``alias_target.slug``), whose declarations
+            apply (see :mod:`registry.resolve.aliases`); ``None`` otherwise.
+        metadata_notes: one line per published limit or price read as unknown because
+            it is out of range (naming the model, the field and the value).
     """
 
     id: str
@@ -290,6 +298,8 @@ class ResolvedModel:
     endpoint_group: bool = False
     output_modalities: tuple[str, ...] | None = None
     input_modalities: tuple[str, ...] | None = None
+    alias_target: str | None = None
+    metadata_notes: tuple[str, ...] = ()
 
     @property
     def values(self) -> dict[str, Any]:

@@ -14,9 +14,10 @@ import fnmatch
 from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import KeyPath, YamlDocument
 from registry.errors import DeclarationError, closest
+from registry.metadata.ranges import range_notes
 from registry.resolve.resolver import Registry
 
-__all__ = ["check_model_ids"]
+__all__ = ["check_model_ids", "metadata_notes"]
 
 
 def _problem(
@@ -77,3 +78,33 @@ def check_model_ids(registry: Registry) -> list[DeclarationError]:
                 if model_id not in declared and model_id not in whole:
                     problems.append(_problem(doc, path, model_id, known, source))
     return problems
+
+
+def _named_ids(registry: Registry) -> set[str]:
+    """The exact model ids models.yaml and stages.yaml name (models and overrides)."""
+    ids: set[str] = set()
+    if registry.models_file is not None:
+        ids |= {k for k in registry.models_file.models if not is_glob(k)}
+    if registry.stages_file is not None:
+        for stage in registry.stages_file.stages.values():
+            ids |= set(stage.models) | set(stage.overrides)
+    return ids
+
+
+def metadata_notes(registry: Registry) -> list[str]:
+    """Return one note per published limit or price that reads as unknown because it is
+    out of range (a limit not positive, a negative or non-finite price, a non-finite
+    number), naming the model, the field and the value, in metadata order, for the
+    models the YAML files name by exact id (a glob does not count: the 2026-08-19 list
+    has 60 such models, mostly non-text ones with ``context_length: 0``; ``capc show
+    MODEL`` lists any model's). ``capc check`` prints these notes (they are not errors:
+    the value is simply unknown)."""
+    named = _named_ids(registry)
+    notes: list[str] = []
+    for model_id in registry.catalog.ids():
+        if model_id not in named:
+            continue
+        core = registry.catalog.core(model_id)
+        if core is not None and core.get("out_of_range"):
+            notes += range_notes(model_id, core)
+    return notes

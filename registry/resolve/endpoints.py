@@ -77,6 +77,7 @@ def _one(endpoint: Endpoint, index: int, model_parameters: Sequence[str] | None)
         derived_slug=None if endpoint.tag or not endpoint.provider_name
         else derive_slug(endpoint.provider_name) or None,
         index=index,
+        out_of_range=tuple((endpoint.out_of_range or {}).items()),
     )
 
 
@@ -115,6 +116,7 @@ def intersect(caps: Sequence[EndpointCaps]) -> EndpointCaps:
         merged=sum(c.merged for c in caps),
         derived_slug=first.derived_slug,
         index=first.index,
+        out_of_range=tuple(dict(pair for c in caps for pair in c.out_of_range).items()),
     )
 
 

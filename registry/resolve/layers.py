@@ -68,6 +68,7 @@ METADATA_FIELDS: Mapping[str, str] = {
     "reasoning.default_effort": "reasoning.default_effort",
     "pricing.prompt": "pricing.prompt",
     "pricing.completion": "pricing.completion",
+    "alias_target": "alias_target.slug",
 }
 
 
@@ -122,6 +123,10 @@ def metadata_values(core: CoreFields) -> dict[str, Any]:
         prices = {k: v for k in ("prompt", "completion") if (v := pricing.get(k)) is not None}
         if prices:
             values["pricing"] = prices
+    alias = core.get("alias_target")
+    slug = None if not alias else alias.get("slug")
+    if slug and slug != core.get("id"):
+        values["alias_target"] = slug
     return values
 
 

@@ -11,7 +11,6 @@ order of ``docs/configuration.md``, later winning::
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +31,8 @@ from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.metadata.catalog import Catalog, load_endpoints
 from registry.metadata.shapes import EndpointList
-from registry.resolve.assemble import build_resolved, with_modalities
+from registry.resolve.aliases import alias_target, matching_keys, via_target
+from registry.resolve.assemble import build_resolved, with_published
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.endpoints import endpoint_caps
 from registry.resolve.group import resolve_group
@@ -57,10 +57,6 @@ if TYPE_CHECKING:
     from registry.sources.settings import Settings
 
 __all__ = ["Registry"]
-
-
-def _specificity(pattern: str) -> int:
-    return sum(1 for ch in pattern if ch not in "*?[]")
 
 
 @dataclass(eq=False)
@@ -194,8 +190,8 @@ class Registry:
         catalog is the bundled seed, from the seed's endpoints
         (:func:`registry.metadata.seed_endpoints.bundled_endpoints`); otherwise, when
         :attr:`fetch_endpoints` is set, from :func:`registry.sources.load.load_endpoints_for`
-        (fresh cache -> fetch -> stale cache), once per model and registry. A fallback
-        or failure adds a one-line note to :attr:`notes`.
+        (fresh cache -> fetch -> stale cache, ``CAPC_STALE_DEADLINE`` when the catalog has
+        the model's figures), once per model and registry. A fallback adds a note to :attr:`notes`.
 
         Args:
             model_id: an OpenRouter model id.
@@ -220,8 +216,8 @@ class Registry:
             from registry.sources.load import load_endpoints_for
 
             self._fetched[model_id] = load_endpoints_for(
-                model_id, settings=self.settings, notes=self.notes
-            )
+                model_id, settings=self.settings, notes=self.notes,
+                model_level=model_id in self.catalog)  # fmt: skip
         return self._fetched[model_id]
 
     def endpoint_source(self, model_id: str) -> tuple[str, str | None]:
@@ -293,34 +289,27 @@ class Registry:
         file: ModelsFile | StagesFile,
         base: tuple[str | int, ...],
         layer_name: str,
+        target: str | None = None,
     ) -> list[Layer]:
-        matched = [k for k in entries if is_glob(k) and fnmatch.fnmatchcase(model_id, k)]
-        order = {k: i for i, k in enumerate(entries)}
-        matched.sort(key=lambda k: (_specificity(k), order[k]))
-        if model_id in entries:
-            matched.append(model_id)
-        return [self._entry_layer(entries, key, file, (*base, key), layer_name)
-                for key in matched]
-
-    def _entry_layer(
-        self,
-        entries: Mapping[str, ModelDecl],
-        key: str,
-        file: ModelsFile | StagesFile,
-        prefix: tuple[str | int, ...],
-        layer_name: str,
-    ) -> Layer:
-        """Return the layer of one YAML entry, built once per registry (values are
-        read-only to the merge, and provenance lookups are memoised)."""
-        found = self._entry_layers.get(prefix)
-        if found is None:
-            values = decl_to_layer(entries[key])
-            for unset_path in file.unset_paths:
-                if tuple(unset_path[: len(prefix)]) == prefix:
-                    put_path(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
-            found = Layer(values, functools.cache(yaml_provenance(file, prefix, layer_name)))
-            self._entry_layers[prefix] = found
-        return found
+        """The layers of the entries that apply (:func:`matching_keys`; an alias's
+        globs and exact entry through its ``target`` too), in merge order."""
+        layers = []
+        for key, through in matching_keys(entries, model_id, target):
+            prefix = (*base, key)
+            cache_key = (*prefix, "\0via", str(target)) if through else prefix
+            found = self._entry_layers.get(cache_key)
+            if found is None:
+                values = decl_to_layer(entries[key])
+                for unset_path in file.unset_paths:
+                    if tuple(unset_path[: len(prefix)]) == prefix:
+                        put_path(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
+                provenance = yaml_provenance(file, prefix, layer_name)
+                if through and target is not None:
+                    provenance = via_target(provenance, target)
+                found = Layer(values, functools.cache(provenance))
+                self._entry_layers[cache_key] = found
+            layers.append(found)
+        return layers
 
     def _resolve(
         self,
@@ -355,23 +344,19 @@ class Registry:
             if top_context_binds(info):
                 meta_provenance = top_context_provenance(meta_provenance)
             layers.append(Layer(metadata_values(info), meta_provenance))
+        target = alias_target(info, model_id)
         if self.models_file is not None:
             layers += self._yaml_layers(
-                models, model_id, self.models_file, ("models",), "models.yaml"
+                models, model_id, self.models_file, ("models",), "models.yaml", target
             )
         if stage_decl is not None and self.stages_file is not None and stage is not None:
-            layers += self._yaml_layers(
-                stage_decl.overrides,
-                model_id,
-                self.stages_file,
-                ("stages", stage, "overrides"),
-                "stages.yaml",
-            )
+            layers += self._yaml_layers(stage_decl.overrides, model_id, self.stages_file,
+                                        ("stages", stage, "overrides"), "stages.yaml", target)
         if provider:
             layers.append(Layer({"provider": dict(provider)}, caller_provenance))
         merged = merge_values(defaults_merged()[0], layers)
         if group:
-            return with_modalities(info, resolve_group(
+            return with_published(info, resolve_group(
                 model_id, info is None, layers, group, self._endpoint_provenance(model_id, group)))
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
@@ -390,7 +375,7 @@ class Registry:
         provenance = LazyProvenance(defaults_merged(), layers)
         resolved = build_resolved(model_id, merged, provenance, declared_only=info is None,
                                   endpoints=caps, routing_restricted=restricted)
-        return with_modalities(info, resolved)
+        return with_published(info, resolved)
 
     def _endpoint_provenance(
         self, model_id: str, caps: tuple[EndpointCaps, ...]

@@ -4,9 +4,11 @@
 bytes (a gzip bomb is stopped at the limit, never inflated whole) or when the fetch's
 deadline passes between two reads (a server that drips one byte at a time); ``gzip``
 and ``deflate`` bodies are decoded here with :mod:`zlib`, at most the room left under
-the limit at a time. :func:`check_depth` refuses JSON nested deeper than
-``CAPC_MAX_JSON_DEPTH`` before any parser sees it, so a deeply nested payload is a
-rejected payload, never a ``RecursionError``. docs/metadata.md lists the defaults.
+the limit at a time; a ``gzip`` body of several members (RFC 1952, section 2.2) is
+decoded whole, and bytes after the last member that start no new one are refused.
+:func:`check_depth` refuses JSON nested deeper than ``CAPC_MAX_JSON_DEPTH`` before any
+parser sees it, so a deeply nested payload is a rejected payload, never a
+``RecursionError``. docs/metadata.md lists the defaults.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 import zlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,7 +35,8 @@ _INNERMOST = re.compile(rb"\[\]|\{\}")
 
 
 class BodyRefused(Exception):
-    """A response body was not read to its end: too large, or past the deadline.
+    """A fetch was refused, never retried: a body too large or undecodable, the deadline
+    passed, too many redirects or one to a URL that is not HTTP.
 
     Attributes:
         reason: a few words for the fetch's one-line failure.
@@ -83,32 +87,74 @@ def read_body(
         raise BodyRefused(f"unsupported Content-Encoding {encoding[:40]!r}")
     # httpx inflates a whole raw chunk at once (64 KB of a gzip bomb is ~64 MB), so the
     # body is decoded here, never more than the room left under the limit at a time.
-    inflate = None if encoding in ("", "identity") else zlib.decompressobj(zlib.MAX_WBITS | 32)
+    decoder = None if encoding in ("", "identity") else _Inflater(gzip=encoding != "deflate")
     chunks: list[bytes] = []
     total = 0
-    try:
-        for raw in response.iter_raw():
-            data = raw
-            while data:
-                if inflate is None:
-                    out, data = data, b""
-                else:
-                    out = inflate.decompress(data, limit - total + 1)  # never 0 (= no max)
-                    data = b"" if inflate.eof else inflate.unconsumed_tail
-                total += len(out)
-                if total > limit:
-                    raise BodyRefused(too_large)
-                chunks.append(out)
-            if time.monotonic() > deadline_at:
-                raise BodyRefused(
-                    f"deadline of {deadline:g} s reached while reading the body "
-                    f"({total:,} bytes read; CAPC_DEADLINE)"
-                )
-    except zlib.error as exc:
-        raise BodyRefused("undecodable response (Content-Encoding)") from exc
-    if inflate is not None and not inflate.eof:
-        raise BodyRefused("undecodable response (Content-Encoding): the stream is truncated")
+    for raw in response.iter_raw():
+        for out in [raw] if decoder is None else decoder.feed(raw, room=limit - total + 1):
+            total += len(out)
+            if total > limit:
+                raise BodyRefused(too_large)
+            chunks.append(out)
+        if time.monotonic() > deadline_at:
+            raise BodyRefused(
+                f"deadline of {deadline:g} s reached while reading the body "
+                f"({total:,} bytes read)"
+            )
+    if decoder is not None:
+        decoder.finish()
     return b"".join(chunks)
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _Inflater:
+    """Decodes a ``gzip`` (one member or several, RFC 1952 section 2.2) or ``deflate``
+    (zlib, RFC 1950) body in bounded steps, refusing bytes after the last member."""
+
+    def __init__(self, *, gzip: bool) -> None:
+        self.gzip = gzip
+        self.members = 0
+        self._new()
+
+    def _new(self) -> None:
+        self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header
+        self._pending = b""  # bytes after a member's end, not yet known to start another
+        self.members += 1
+
+    def feed(self, data: bytes, *, room: int) -> Iterator[bytes]:
+        """Yield decoded pieces of ``data``, at most ``room`` bytes in all (then 1 at a
+        time, so that the caller sees it pass its limit)."""
+        try:
+            while data:
+                if self._inflate.eof:
+                    data = self._pending + data
+                    if len(data) < len(_GZIP_MAGIC):
+                        self._pending = data
+                        return
+                    if not self.gzip or not data.startswith(_GZIP_MAGIC):
+                        raise BodyRefused(self._trailing())
+                    self._new()
+                out = self._inflate.decompress(data, max(room, 1))  # 0 would mean no limit
+                room -= len(out)
+                inflate = self._inflate
+                data = inflate.unused_data if inflate.eof else inflate.unconsumed_tail
+                if out:
+                    yield out
+        except zlib.error as exc:
+            raise BodyRefused("undecodable response (Content-Encoding)") from exc
+
+    def finish(self) -> None:
+        """Refuse a body that ends inside a member or with bytes that are no member."""
+        if self._pending:
+            raise BodyRefused(self._trailing())
+        if not self._inflate.eof:
+            raise BodyRefused("undecodable response (Content-Encoding): the stream is truncated")
+
+    def _trailing(self) -> str:
+        after = "the last gzip member, not another member" if self.gzip else "the deflate stream"
+        return f"undecodable response (Content-Encoding): trailing bytes after {after}"
 
 
 def json_depth_over(payload: bytes, limit: int) -> bool:

@@ -25,8 +25,9 @@ diskcache removes the old file; files no row refers to (left by a crash of an ol
 version) are removed after a successful store. ``tests/test_cache_crash.py`` kills the
 writer before and after each of these operations in turn.
 
-A populated cache that cannot be written is still read (:mod:`registry.sources.cache_open`);
-a store or clear into it is a :class:`CacheError` saying so.
+A populated cache that cannot be written (read-only, or on a full disk) is still read
+(:mod:`registry.sources.cache_open`); a store or clear into it is a :class:`CacheError`
+saying so.
 
 :mod:`diskcache` is imported when a cache is opened, not when this module is imported.
 """
@@ -215,8 +216,7 @@ class MetadataCache:
         cache = self._open()
         if getattr(cache, "read_only", False):
             raise CacheError(
-                f"cache {self.directory}: cannot {action}: it is read-only ({cache.reason}); "
-                "make it writable, or set CAPC_CACHE_DIR to a writable directory",
+                f"cache {self.directory}: cannot {action}: {cache.why}",
                 source=str(self.directory),
             )
         return cache

@@ -2,7 +2,8 @@
 
 :func:`open_diskcache` opens the :mod:`diskcache` directory read-write. When the directory or
 its ``cache.db`` cannot be written (a read-only mount, files of another user, ``chmod
-a-w``) but the database is there and readable, it returns a :class:`ReadOnlyCache`
+a-w``, a full disk: diskcache writes its settings on every open, so a full disk fails
+the open itself) but the database is there and readable, it returns a :class:`ReadOnlyCache`
 instead: the same read calls :class:`~registry.sources.cache.MetadataCache` makes
 (``get``, ``in``, ``iterkeys``, ``volume``, ``transact``), over SQLite opened with
 ``mode=ro`` (or ``immutable=1`` when a write-ahead log cannot be created next to it;
@@ -55,7 +56,25 @@ def open_diskcache(directory: Path) -> Any:
         reader = ReadOnlyCache.open(directory, reason=f"{type(exc).__name__}: {exc}")
         if reader is None:
             raise
+        reader.disk_full = _disk_full(exc, directory)
         return reader
+
+
+def _disk_full(exc: BaseException, directory: Path) -> bool:
+    """Whether a failed open is a full disk (ENOSPC, EDQUOT, SQLite's "disk is full"),
+    or an I/O error on a file system with no free space left."""
+    import errno
+    import shutil
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    if "disk is full" in text or "no space left" in text:
+        return True
+    try:
+        return "disk i/o error" in text and shutil.disk_usage(directory).free == 0
+    except OSError:
+        return False
 
 
 class ReadOnlyCache:
@@ -64,6 +83,7 @@ class ReadOnlyCache:
     Attributes:
         directory: the cache directory.
         reason: why the read-write open failed (shown when a write is refused).
+        disk_full: the open failed because the disk is full (else: not writable).
         read_only: always True (a ``diskcache.Cache`` has no such attribute).
     """
 
@@ -72,7 +92,21 @@ class ReadOnlyCache:
     def __init__(self, directory: Path, connection: sqlite3.Connection, reason: str) -> None:
         self.directory = directory
         self.reason = reason
+        self.disk_full = False
         self._con = connection
+
+    @property
+    def why(self) -> str:
+        """Why nothing can be written, and what to do about it (for error messages)."""
+        if self.disk_full:
+            return (
+                f"its disk is full ({self.reason}); free some space, or set CAPC_CACHE_DIR "
+                "to a directory on another disk"
+            )
+        return (
+            f"it is read-only ({self.reason}); make it writable, or set CAPC_CACHE_DIR "
+            "to a writable directory"
+        )
 
     @classmethod
     def open(cls, directory: Path, *, reason: str) -> ReadOnlyCache | None:

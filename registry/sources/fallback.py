@@ -72,6 +72,7 @@ class Attempt:
         self.fetched_at: datetime | None = None
         self.note: str | None = None
         self.store_error: str | None = None  # a fetched payload served but not cached
+        self.short_deadline: float | None = None  # CAPC_STALE_DEADLINE applied (seconds)
 
 
 def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | None:
@@ -120,11 +121,15 @@ def obtain(
     sleep: Sleep | None,
     progress: Progress | None,
     refresh: bool,
+    model_level: bool = False,
 ) -> Attempt:
     """Run the fallback order for one URL (without the seed step).
 
     The cache key and every message use the URL without credentials; the request uses
-    ``url`` as given.
+    ``url`` as given. Unless ``refresh`` is set, the fetch has ``settings.stale_deadline``
+    instead of ``settings.deadline`` when something usable can be served in its place:
+    a cached copy of the URL (even stale), or, for endpoints with ``model_level`` set,
+    the model-level figures the caller holds (:attr:`Attempt.short_deadline` says so).
     """
     from registry.redact import redact_url
     from registry.sources.cache import CacheError, MetadataCache, RejectedPayload, check_payload
@@ -153,10 +158,12 @@ def obtain(
             return result
 
         usable = entry is not None and parsed is not None
-        if usable and not refresh and settings.stale_deadline < settings.deadline:
-            # A copy can be served at once: do not keep the caller waiting long for a
-            # better one (`capc refresh` waits the whole CAPC_DEADLINE).
+        stand_in = usable or (kind == "endpoints" and model_level)
+        if stand_in and not refresh and settings.stale_deadline < settings.deadline:
+            # Something can be served at once: do not keep the caller waiting long for
+            # a better one (`capc refresh` waits the whole CAPC_DEADLINE).
             settings = settings.model_copy(update={"deadline": settings.stale_deadline})
+            result.short_deadline = settings.stale_deadline
         if settings.offline:
             problem = "offline (CAPC_OFFLINE)"
         else:

@@ -9,9 +9,14 @@ Retried (with :mod:`tenacity`): connection errors, timeouts, a connection reset 
 closed mid-response, HTTP 429 (waiting what ``Retry-After`` asks, in seconds or as an
 HTTP-date, capped by ``Settings.retry_after_cap``) and HTTP 5xx. Any other status
 outside 2xx fails at once. Attempts are bounded by ``Settings.max_attempts`` and the
-whole fetch, waits and reads included, by ``Settings.deadline`` seconds. The body is
-streamed and stops at ``Settings.max_response_bytes`` decoded bytes
-(:func:`registry.sources.bounds.read_body`); neither limit is retried.
+whole fetch (connect, headers, body, redirects and the waits between attempts) by
+``Settings.deadline`` seconds: each operation's timeout is cut to the time left, and a
+watchdog shuts the fetch's connections down when it passes
+(:class:`registry.sources.transfer.Watchdog`). Redirects are followed by hand, their
+bodies never read (:func:`registry.sources.transfer.run_attempt`, at most
+:data:`~registry.sources.transfer.MAX_REDIRECTS`). The body is streamed and stops at
+``Settings.max_response_bytes`` decoded bytes (:func:`registry.sources.bounds.read_body`);
+none of these limits is retried.
 
 Every failure is raised as :class:`FetchError`, whose message names the URL redacted
 (:func:`registry.redact.redact_url`) and never the API key, which travels only in the
@@ -34,15 +39,15 @@ from typing import TYPE_CHECKING
 
 from registry.errors import MetadataError
 from registry.redact import install_log_redaction, redact_text, redact_url
-from registry.sources.bounds import BodyRefused, read_body
+from registry.sources.bounds import BodyRefused
 from registry.sources.failures import (
     RetryableStatus,
     describe_failure,
     name_unresolvable,
-    parse_retry_after,
     retryable_exception_types,
 )
 from registry.sources.settings import Settings
+from registry.sources.transfer import Watchdog, run_attempt
 from registry.sources.urls import endpoints_url, models_url
 
 if TYPE_CHECKING:
@@ -182,8 +187,10 @@ def fetch_url(
 
     Raises:
         FetchError: the server answered with a non-2xx status that is not retried, or
-            every attempt failed, or the deadline passed. The message names the URL
-            (without credentials), never the API key.
+            every attempt failed, or the deadline passed (``"deadline of 60 s reached
+            while waiting for the response headers"``), or a body or redirect was
+            refused (too large, undecodable, more than 5 redirects). The message names
+            the URL (without credentials), never the API key.
     """
     import httpx
     import tenacity
@@ -215,36 +222,31 @@ def fetch_url(
         return deadline_hit
 
     def attempt(number: int) -> tuple[int, bytes]:
-        remaining = settings.deadline - (time.monotonic() - start)
         if progress is not None:
             suffix = "" if number == 1 else f" (attempt {number} of {settings.max_attempts})"
             progress(f"GET {shown}{suffix}")
-        timeout = httpx.Timeout(
+        return run_attempt(
+            http,
+            url,
+            headers=_headers(settings, basic),
+            timeout=timeout,
+            limit=settings.max_response_bytes,
+            watchdog=watchdog,
+        )
+
+    def timeout() -> httpx.Timeout:
+        """Each operation's timeout, cut to the time left before the deadline."""
+        remaining = settings.deadline - (time.monotonic() - start)
+        return httpx.Timeout(
             connect=max(min(settings.connect_timeout, remaining), 0.001),
             read=max(min(settings.read_timeout, remaining), 0.001),
             write=max(min(settings.read_timeout, remaining), 0.001),
             pool=max(min(settings.connect_timeout, remaining), 0.001),
         )
-        headers = _headers(settings, basic)
-        with http.stream("GET", url, headers=headers, timeout=timeout) as response:
-            status = response.status_code
-            if status == 429 or 500 <= status <= 599:
-                retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                raise RetryableStatus(status, retry_after)
-            if not 200 <= status <= 299:
-                return status, b""  # the body of a refusal is never read
-            body = read_body(
-                response,
-                limit=settings.max_response_bytes,
-                deadline=settings.deadline,
-                deadline_at=start + settings.deadline,
-            )
-            return status, body
 
     owned = client is None
-    http = (
-        httpx.Client(follow_redirects=True, verify=_ssl_context()) if client is None else client
-    )
+    http = httpx.Client(verify=_ssl_context()) if client is None else client
+    watchdog = Watchdog(settings.deadline, start + settings.deadline)
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(
             lambda exc: isinstance(exc, retryable) and not name_unresolvable(exc)
@@ -256,10 +258,11 @@ def fetch_url(
     )
     attempts = 0
     try:
-        for attempt_manager in retrying:
-            with attempt_manager:
-                attempts = attempt_manager.retry_state.attempt_number
-                status, content = attempt(attempts)
+        with watchdog:
+            for attempt_manager in retrying:
+                with attempt_manager:
+                    attempts = attempt_manager.retry_state.attempt_number
+                    status, content = attempt(attempts)
     except (httpx.HTTPError, httpx.InvalidURL, RetryableStatus, BodyRefused, ValueError) as exc:
         # ValueError: a header or URL that cannot be encoded (e.g. a non-ASCII key).
         reason, failed_status = describe_failure(exc)

@@ -241,6 +241,7 @@ def load_endpoints_result(
     sleep: Sleep | None = None,
     progress: Progress | None = None,
     refresh: bool = False,
+    model_level: bool = False,
 ) -> EndpointsResult:
     """Load one model's endpoints (fresh cache -> fetch -> stale cache) and say how.
 
@@ -251,6 +252,9 @@ def load_endpoints_result(
         sleep: as for :func:`load_metadata`.
         progress: as for :func:`load_metadata`.
         refresh: skip the fresh-cache step and fetch.
+        model_level: the caller has the model's model-level figures to use when no
+            endpoints can be had, so a fetch that is not a refresh has the short
+            ``CAPC_STALE_DEADLINE`` even with no cached copy (the note says so).
 
     Returns:
         The endpoints (or ``None``) with their origin, date and a note. Never raises
@@ -275,9 +279,15 @@ def load_endpoints_result(
         sleep=sleep,
         progress=progress,
         refresh=refresh,
+        model_level=model_level,
     )
     if not isinstance(got.parsed, EndpointList):
         note = f"endpoints of {model_id}: {got.note or 'not available'}; none used"
+        if got.short_deadline is not None and model_level:
+            note += (
+                f" (the fetch had CAPC_STALE_DEADLINE, {got.short_deadline:g} s, since the "
+                "model-level figures stand in for them)"
+            )
         return EndpointsResult(model_id, None, note=note)
     _log_unknown_parameters((e.supported_parameters for e in got.parsed.endpoints), url)
     return EndpointsResult(
@@ -300,6 +310,7 @@ def load_endpoints_for(
     progress: Progress | None = None,
     refresh: bool = False,
     notes: list[str] | None = None,
+    model_level: bool = False,
 ) -> EndpointList | None:
     """Load one model's endpoints: fresh cache -> fetch -> stale cache -> ``None``.
 
@@ -312,6 +323,7 @@ def load_endpoints_for(
         refresh: skip the fresh-cache step and fetch.
         notes: when given, the one-line note (a fallback, a failure, stale data) is
             appended to it; the note is logged in any case.
+        model_level: as for :func:`load_endpoints_result`.
 
     Returns:
         The endpoints, or ``None`` when no copy can be had (offline without a cached
@@ -331,6 +343,7 @@ def load_endpoints_for(
         sleep=sleep,
         progress=progress,
         refresh=refresh,
+        model_level=model_level,
     )
     if result.note is not None:
         quiet = settings.offline and result.endpoints is None

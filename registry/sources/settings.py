@@ -35,7 +35,8 @@ class Settings(BaseSettings):
             ``Authorization: Bearer``; never cached, reported or logged.
         connect_timeout: seconds to wait for a TCP/TLS connection, per attempt.
         read_timeout: seconds to wait for each read from the socket, per attempt.
-        deadline: total seconds one fetch may take, all attempts and waits included.
+        deadline: total seconds one fetch may take: connect, headers, body, redirects,
+            all attempts and the waits between them.
         max_attempts: attempts per fetch, the first one included (at least 1).
         backoff: seconds to wait before the second attempt; doubles after each
             further failure (capped by ``retry_after_cap``). Not used when the server
@@ -51,7 +52,8 @@ class Settings(BaseSettings):
             fewer models is rejected; ``None`` (the default) means the bundled seed's
             count (52).
         stale_deadline: the deadline in seconds of a fetch that is not a refresh when
-            a usable stale copy exists (that copy is served when it passes).
+            something usable stands in for it: a stale copy, or for endpoints the
+            model's model-level figures (that is served when it passes).
         max_response_bytes: the most decoded bytes one response may have.
         max_json_depth: the deepest nesting of JSON arrays and objects accepted in a
             fetched payload.
