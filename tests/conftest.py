@@ -79,6 +79,7 @@ class FakeOpenRouter:
         base_url: ``http://127.0.0.1:PORT/api/v1``.
         requests: ``(path, headers)`` of every request received, in order.
         bodies: the JSON body of every POST received, in order (POST is answered like GET).
+        errors: exceptions a handler raised, other than a client closing its connection.
     """
 
     def __init__(self) -> None:
@@ -152,8 +153,22 @@ class FakeOpenRouter:
                         return
                     self.wfile.write(body)
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        errors = self.errors = []
+
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: object, client_address: object) -> None:
+                # A client that closes its connection (a deadline, a watchdog, a reset
+                # between keep-alive requests) is normal here; anything else is kept in
+                # ``errors`` rather than printed into the stderr a test reads.
+                import sys
+
+                exc = sys.exc_info()[1]
+                if not isinstance(exc, ConnectionError):
+                    errors.append(exc)
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{port}/api/v1"
         self._thread = threading.Thread(
