@@ -17,7 +17,7 @@ EXAMPLE = ["--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
-    parser, _ = _parser()
+    parser, _ = _parser([])
     [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     return dict(action.choices)
 
@@ -28,7 +28,7 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
 
 def test_every_help_text_has_an_example() -> None:
     """``capc --help`` and each ``capc COMMAND --help`` end with a runnable example."""
-    parser, _ = _parser()
+    parser, _ = _parser([])
     assert "example: capc compile " in parser.format_help()
     for name, sub in _subparsers().items():
         assert f"example: capc {name}" in sub.format_help(), name

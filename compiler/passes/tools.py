@@ -27,7 +27,7 @@ from compiler.schema.dialects import get_dialect
 from compiler.tools.breakpoints import marker_paths, path_of, strip_markers
 from compiler.tools.choice import choice_mode, fit_choice
 from compiler.tools.media import PART_MODALITY
-from compiler.tools.projection import project_tools
+from compiler.tools.projection import project_tools, sent_parameters
 
 __all__ = ["apply_messages", "apply_tools"]
 
@@ -155,7 +155,7 @@ def apply_tools(draft: Draft) -> None:
             draft.adjust("tools.not_strict", f"tools[{name}].function.strict", True, None,
                          f"{why}; the arguments are validated against the tool's schema "
                          "before invocation", model.parameter_evidence("structured_outputs"))
-        entries.append(item.tool.function(json.loads(item.projection.schema_json), strict=strict))
+        entries.append(item.tool.function(sent_parameters(item.projection), strict=strict))
     draft.params["tools"] = entries
     draft.tools = projected
     if intent.tool_choice is not None:

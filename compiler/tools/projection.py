@@ -12,18 +12,20 @@ Pointer into its schema.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from compiler.errors import CompilerError, ProjectionError, ToolError
 from compiler.schema.dialects import Dialect
-from compiler.schema.frozen_json import canonical_sha256
+from compiler.schema.frozen_json import canonical_sha256, freeze_json
 from compiler.schema.projected import Projection
 from compiler.schema.projection import project
 from compiler.tools.tool import Tool
 
-__all__ = ["ProjectedTool", "project_tools"]
+__all__ = ["ProjectedTool", "project_tools", "sent_parameters"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,14 @@ class ProjectedTool:
     def enforceable(self) -> bool:
         """Whether the dialect can enforce the projected schema (no blockers)."""
         return not self.projection.blockers
+
+
+@functools.lru_cache(maxsize=512)
+def sent_parameters(projection: Projection) -> Any:
+    """The ``parameters`` a tool entry sends: the projected schema as its canonical text
+    reads back, read-only (a :class:`~compiler.schema.frozen_json.FrozenDict`, shared by
+    every request compiled from ``projection``)."""
+    return freeze_json(json.loads(projection.schema_json))
 
 
 def project_tools(tools: Sequence[Tool], dialect: Dialect) -> tuple[ProjectedTool, ...]:
