@@ -355,10 +355,12 @@ def test_capc_reply_exit_codes(
             "--stages", str(ROOT / "stages.yaml"), "--models", str(ROOT / "models.yaml")]
     assert main(argv) == code
     out, err = capsys.readouterr()
-    if code == 2:  # --json: the error as JSON on stdout too (issue 21)
+    if code == 2:  # a provider error: one object on stdout (--json), the message on stderr
         assert err.startswith("capc: error:") and "Traceback" not in err
-        error = json.loads(out)["error"]
-        assert (error["kind"], error["exit_code"]) == ("provider_rate_limit", 2)
+        shown = json.loads(out)
+        assert shown["outcome"] == "error" and shown["valid"] is False
+        assert shown["kind"] and "status" in shown
+        assert shown["ok"] is False and shown["error"]["kind"] == "provider_rate_limit"
     else:
         assert json.loads(out)["valid"] is (code == 0)
 

@@ -32,6 +32,7 @@ from compiler.compiled import OPENAI_SDK_PARAMETERS
 from compiler.errors import ReplyValidationError
 from compiler.reply.null_plan import null_plan, undo_nulls
 from compiler.reply.parse import MAX_REPLY_CHARS, too_many_values, unfence
+from compiler.reply.response import text_of
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import freeze_json
 from compiler.schema.projected import Projection
@@ -103,7 +104,9 @@ class LockedRequest:
 
     def reply_text(self, response: Mapping[str, Any]) -> str:
         """Return the text to parse from a chat-completions response (a JSON object):
-        ``choices[0].message.content``, or at rung ``tool`` the forced call's arguments.
+        ``choices[0].message.content`` (a list of content parts: its ``text`` parts
+        joined, as ``CompiledRequest.parse_response`` reads it), or at rung ``tool`` the
+        forced call's arguments.
 
         Raises:
             ReplyValidationError: the response has no such text (path ``$``).
@@ -118,16 +121,18 @@ class LockedRequest:
             content = message["content"]
         except (KeyError, IndexError, TypeError) as exc:
             raise ReplyValidationError([("$", f"no reply text in the response ({exc!r})")]) from exc
-        if not isinstance(content, str):
+        text = text_of(content)
+        if text is None:
             raise ReplyValidationError([("$", "the response's content is not text")])
-        return content
+        return text
 
     def parse_response(self, response: Mapping[str, Any], *, contract: bool = True) -> Any:
         """:meth:`parse_reply` of :meth:`reply_text`, after the check for a response that
         holds no answer (the rule of ``CompiledRequest.parse_response``).
 
         Raises:
-            ProviderError: the response carries an error object, or ``finish_reason`` is
+            ProviderError: the response carries a non-null ``error`` (top level or
+                ``choices[0].error``; an object or a string), or ``finish_reason`` is
                 ``error``.
             ReplyBlockedError: a refusal (``message.refusal``, a refusal content part) or
                 ``finish_reason: content_filter``: not a validation failure.

@@ -190,6 +190,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             problems.extend(
                 stages.document.error(problem, ("stages", name, "contract"))
                 for problem in _contract_problems(registry, name, intent))
+        if intent.tools and stages is not None:
+            problems.extend(
+                stages.document.error(problem, ("stages", name, "tools", index))
+                for index, problem in _tool_problems(registry, name, intent))
     notes = metadata_notes(registry)
     if problems or args.json:
         return _report(problems, args, notes)
@@ -231,6 +235,40 @@ def _contract_problems(registry: Any, stage: str, intent: Any) -> list[str]:
             found.setdefault(str(exc), where)
     return [f"contract {intent.contract.name}: {where} refused: {message}"
             for message, where in found.items()]
+
+
+def _tool_problems(registry: Any, stage: str, intent: Any) -> list[tuple[int, str]]:
+    """``(tool index, why)`` for each tool a compile for a model the stage lists refuses:
+    the same projection per dialect and the same recursion rule as the compile
+    (:func:`compiler.tools.projection.recursion_refusal`); a model without the ``tools``
+    parameter drops the tools (reported, not refused) and is skipped."""
+    from compiler.errors import CompilerError
+    from compiler.schema.dialects import get_dialect
+    from compiler.tools.projection import project_tools, recursion_refusal
+    from registry.errors import RegistryError
+
+    by_dialect: dict[str, list[str]] = {}
+    for model_id in registry.stage(stage).models:
+        try:
+            model = registry.resolve(model_id, stage)
+        except RegistryError:  # an unknown id: check_model_ids reports it
+            continue
+        if model.supports("tools"):
+            by_dialect.setdefault(model.dialect, []).append(model_id)
+    found: dict[tuple[int, str], list[str]] = {}
+    for dialect_name, models in by_dialect.items():
+        dialect = get_dialect(dialect_name)
+        for index, tool in enumerate(intent.tools):
+            try:
+                (item,) = project_tools([tool], dialect)
+            except CompilerError as exc:
+                found.setdefault((index, str(exc)), []).extend(models)
+                continue
+            refusal = recursion_refusal(item, dialect, models[0])
+            if refusal is not None:
+                found.setdefault((index, refusal), []).extend(models)
+    return [(index, f"{why} (compiles for {', '.join(models)} refuse it)")
+            for (index, why), models in found.items()]
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:

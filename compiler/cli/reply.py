@@ -4,11 +4,12 @@ FILE is a saved OpenRouter chat-completions response: the JSON object, a JSON li
 stream chunks, or a stream dump (``data:`` lines); ``-`` reads stdin. The output (or the
 value-free validation errors), the endpoint check, usage and cost are printed; ``--json``
 gives one object (``outcome``: ``invalid``, ``truncated``, ``refused`` or ``filtered``
-when there is no valid output). ``--attempt N`` is 0-based, as ``parse_response(attempt=N)``
-and ``req.plan[N]``. Exit codes: 0 the reply is valid, 1 there is no valid output (a
-contract violation, ``finish_reason: length`` without a whole answer, a refusal, a content
-filter), 2 an error (unreadable file, a response that is an error or has ``finish_reason:
-error``, bad input, an ambiguous ``--attempt``).
+when there is no valid output; ``error``, with ``kind`` and ``status``, for a response
+that is a provider error, which also exits 2). ``--attempt N`` is 0-based, as
+``parse_response(attempt=N)`` and ``req.plan[N]``. Exit codes: 0 the reply is valid,
+1 there is no valid output (a contract violation, ``finish_reason: length`` without a
+whole answer, a refusal, a content filter), 2 an error (unreadable file, a response that
+is an error or has ``finish_reason: error``, bad input, an ambiguous ``--attempt``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from compiler.cli.common import (
     Handler,
     add_common_options,
     add_route_options,
+    error_payload,
     load_registry,
+    print_error,
     print_note,
     print_stderr,
 )
@@ -137,7 +140,18 @@ def _cmd_reply(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(f"{args.file}: {exc}", EXIT_INPUT) from None
     except ProviderError as exc:  # the saved response is an error, not a reply
-        raise CliError(str(exc), EXIT_INPUT, kind=f"provider_{exc.kind}") from None
+        failure = CliError(str(exc), EXIT_INPUT, kind=f"provider_{exc.kind}")
+        if not args.json:
+            raise failure from None
+        # one object on stdout (the reply's shape and the error's), the line on stderr
+        print(json.dumps({"valid": False, "outcome": "error", "kind": exc.kind,
+                          "status": exc.status, "detail": exc.detail, "errors": [
+                              {"path": "$", "message": str(exc)}],
+                          "usage": None if exc.usage is None else exc.usage.to_dict(),
+                          "cost": None if exc.cost is None else exc.cost.to_dict(),
+                          **error_payload(failure, EXIT_INPUT)}, indent=2))
+        print_error(str(failure))
+        return EXIT_INPUT
     except (ReplyValidationError, ReplyTruncatedError, ReplyBlockedError) as exc:
         errors = exc.errors if isinstance(exc, ReplyValidationError) else [("$", str(exc))]
         outcome = ("invalid" if isinstance(exc, ReplyValidationError) else "truncated"

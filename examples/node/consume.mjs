@@ -46,19 +46,36 @@ export function replyText(recipe, completion) {
     if (!call) return null;
     return call.function.arguments;
   }
-  return typeof message?.content === "string" ? message.content : null;
+  return textOf(message?.content);
+}
+
+/**
+ * A message content as reply text (the rule of the Python readers): a string as is, a list
+ * of content parts as its "text" parts (a part with no type, or type null, counts as one) joined with no
+ * separator, anything else null.
+ */
+export function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return null;
+  return content
+    .filter((p) => p && typeof p === "object" && (p.type ?? "text") === "text" && typeof p.text === "string")
+    .map((p) => p.text)
+    .join("");
 }
 
 /**
  * Why a response holds no answer to validate, or null (the rule of the Python reader):
- * "error" (an error object, or finish_reason "error"), "refused" (message.refusal, or a
+ * "error" (a non-null top-level or choices[0] error: an object or a string; or
+ * finish_reason "error"), "refused" (message.refusal, or a
  * refusal content part), "filtered" (finish_reason "content_filter"). None of them is
  * an invalid reply: a repair turn would ask the same question again.
  */
 export function blockedBy(completion) {
   const choice = completion?.choices?.[0];
   const message = choice?.message ?? {};
-  if (completion?.error || choice?.finish_reason === "error") return "error";
+  if (completion?.error != null || choice?.error != null || choice?.finish_reason === "error") {
+    return "error";
+  }
   if (typeof message.refusal === "string" && message.refusal) return "refused";
   if (Array.isArray(message.content) && message.content.some((p) => p?.type === "refusal")) {
     return "refused";
