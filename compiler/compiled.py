@@ -12,21 +12,21 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.errors import RepairsExhaustedError, ReplyValidationError
-from compiler.pricing.book import PriceBook
-from compiler.reply.classify import ErrorClass, classify_error
-from compiler.reply.outcome import ParsedResponse, forced_tool, read_response
-from compiler.reply.parse import parse_reply
-from compiler.reply.repair import repair_turn
-from compiler.reply.response import assemble
-from compiler.report import AdjustmentReport
-from compiler.routes.table import RouteRow
-from compiler.schema.contract import OutputContract
-from compiler.schema.projected import Projection
-from compiler.tools.calls import ToolCall, parse_tool_calls
-from compiler.tools.projection import ProjectedTool
+
+# the reply side is imported by the methods that use it: a compile never loads it
+if TYPE_CHECKING:
+    from compiler.pricing.book import PriceBook
+    from compiler.reply.classify import ErrorClass
+    from compiler.reply.outcome import ParsedResponse
+    from compiler.report import AdjustmentReport
+    from compiler.routes.table import RouteRow
+    from compiler.schema.contract import OutputContract
+    from compiler.schema.projected import Projection
+    from compiler.tools.calls import ToolCall
+    from compiler.tools.projection import ProjectedTool
 
 __all__ = ["OPENAI_SDK_PARAMETERS", "CompiledRequest", "ErrorVerdict", "Origin"]
 
@@ -107,7 +107,10 @@ class CompiledRequest:
     """A compiled OpenRouter chat-completions request and how it was made.
 
     Attributes:
-        body: the JSON-ready ``POST /api/v1/chat/completions`` body.
+        body: the JSON-ready ``POST /api/v1/chat/completions`` body, the caller's to
+            edit, except the schemas inside (``response_format.json_schema.schema``,
+            ``tools[].function.parameters``): read-only ``FrozenDict``s shared by every
+            request of that projection (``copy.deepcopy(body)`` is mutable throughout).
         report: every adjustment, the enforcement rung, the metadata source.
         instructions: the message the compiler adds before the caller's messages
             (``{"role": "system", "content": ...}``), or ``None`` without a contract.
@@ -194,6 +197,8 @@ class CompiledRequest:
         """
         if self.contract is None or self.projection is None:
             raise ValueError("this request has no output contract; the reply is free text")
+        from compiler.reply.parse import parse_reply
+
         return parse_reply(
             text, self.contract, self.projection, strip_fence=self.rung in ("json", "prompt")
         )
@@ -212,6 +217,8 @@ class CompiledRequest:
         ``(JSON path, message)`` pairs (never argument values) and its raw arguments
         are kept. Validate before invoking: ``call.ok``.
         """
+        from compiler.tools.calls import parse_tool_calls
+
         return parse_tool_calls(message, self.tools)
 
     def to_openai_kwargs(self, *, stream: bool = False) -> dict[str, Any]:
@@ -264,6 +271,8 @@ class CompiledRequest:
             ProviderError: the response is an error (classified).
             ValueError: not a response object or chunk list.
         """
+        from compiler.reply.outcome import read_response
+
         sent = self.plan[attempt]
         book = None if sent.origin is None else sent.origin.prices()
         return read_response(
@@ -299,6 +308,10 @@ class CompiledRequest:
                             "refusal, a filter, a truncation or a provider error is not)")
         if self.repairs >= self.retries:
             raise RepairsExhaustedError(error.errors, repairs=self.repairs)
+        from compiler.reply.outcome import forced_tool
+        from compiler.reply.repair import repair_turn
+        from compiler.reply.response import assemble
+
         reply = None if response is None else assemble(response).message
         turn = repair_turn(error, reply, forced_tool(self.body) if self.rung == "tool" else None)
         turns = (*self.repair_turns, *turn)
@@ -322,6 +335,8 @@ class CompiledRequest:
             under policy ``auto``; ``next_attempt`` is the plan's next attempt for
             ``no_endpoint``; for every other class both are ``None``.
         """
+        from compiler.reply.classify import classify_error
+
         found = classify_error(status, body)
         retry = next_attempt = None
         if found.kind == "structured_output_unsupported" and self.origin is not None and \

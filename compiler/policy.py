@@ -9,7 +9,7 @@ from compiler.errors import AdjustmentRefused, AdjustmentWarning
 from compiler.intent import Intent
 from compiler.report import AdjustmentReport
 
-__all__ = ["action_for", "check_refused", "warn_for"]
+__all__ = ["action_for", "check_refused", "warn_for", "warns"]
 
 
 def action_for(policy: Mapping[str, str], kind: str) -> str:
@@ -55,6 +55,13 @@ def check_refused(intent: Intent, report: AdjustmentReport) -> None:
             report=report,
             kinds=refused,
         )
+
+
+def warns(intent: Intent, report: AdjustmentReport) -> bool:
+    """Whether :func:`warn_for` would issue any warning for ``report``."""
+    policy = _policy(intent)
+    return policy is not None and any(
+        action_for(policy, adjustment.kind) == "warn" for adjustment in report.adjustments)
 
 
 def warn_for(intent: Intent, report: AdjustmentReport, *, stacklevel: int = 3) -> None:

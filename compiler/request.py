@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,9 @@ from compiler.compiled import CompiledRequest, Origin
 from compiler.errors import NoEndpointError, ToolError
 from compiler.intent import COVERAGES, RUNGS, Intent
 from compiler.kinds import policy_key_problem
+from compiler.memo import Memo, make_memo
 from compiler.passes.budget import estimate_prompt_tokens, tools_tokens
-from compiler.policy import check_refused, warn_for
+from compiler.policy import check_refused, warn_for, warns
 from compiler.pricing.book import PriceBook, price_book
 from compiler.reply.repair import content_form
 from compiler.report import Adjustment
@@ -143,8 +144,9 @@ def _compile(
     plain = not any(_rewritten(m) for m in messages)
     hit = memo.get(key) if plain else None
     if hit is not None and hit.intent is intent and hit.fits(messages):
-        for attempt in hit.compiled.plan:
-            warn_for(intent, attempt.report)
+        if hit.warns:
+            for report in hit.reports:
+                warn_for(intent, report)
         return hit.replay(messages)
     base = registry.resolve(model, stage_name, provider=intent.provider)
     if base.output_modalities is not None and "text" not in base.output_modalities:
@@ -195,13 +197,15 @@ def _compile(
     if plain and replayable and all(c is not None for c in ceilings):
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
-        texts = tuple(s.instructions_text for s in singles)
-        memo[key] = _Memo(intent, _kept(compiled), texts,
-                          tuple(c for c in ceilings if c is not None),
-                          tuple(estimate_prompt_tokens([] if s.instructions_text is None else
-                                                       [{"content": s.instructions_text}])
-                                + tools_tokens(s.compiled.body.get("tools"))
-                                for s in singles))
+        # per attempt, the estimate of the instruction message and the tool definitions
+        # (tokens): the part of the prompt that is not the caller's
+        shown = [estimate_prompt_tokens([] if s.instructions_text is None else
+                                        [{"content": s.instructions_text}])
+                 + tools_tokens(s.compiled.body.get("tools")) for s in singles]
+        made = make_memo(intent, compiled, shown, [c for c in ceilings if c is not None],
+                         any(warns(intent, a.report) for a in compiled.plan))
+        if made is not None:
+            memo[key] = made
     return compiled
 
 
@@ -233,20 +237,25 @@ def _loop_ready(
 
     origin = Origin(prices=prices, downgrade=downgrade)
 
-    def ready(attempt: CompiledRequest) -> CompiledRequest:
+    # attempt i carries attempts i+1... (the same objects), as compile_plan made them
+    later: tuple[CompiledRequest, ...] = ()
+    for attempt in reversed(compiled.plan):
         total, idle = request_timeouts(attempt.body, intent.reasoning, intent.timeout_seconds,
                                        intent.stream_idle_seconds)
-        return replace(attempt, attempts=tuple(ready(a) for a in attempt.attempts),
-                       timeout_seconds=total, stream_idle_seconds=idle,
-                       retries=intent.retries, origin=origin)
-
-    return ready(compiled)
+        later = (replace(attempt, attempts=later, timeout_seconds=total,
+                         stream_idle_seconds=idle, retries=intent.retries, origin=origin),
+                 *later)
+    return later[0]
 
 
 def _with_adjustment(compiled: CompiledRequest, note: Adjustment) -> CompiledRequest:
-    report = compiled.report
-    return replace(compiled, report=replace(report, adjustments=(*report.adjustments, note)),
-                   attempts=tuple(_with_adjustment(a, note) for a in compiled.attempts))
+    later: tuple[CompiledRequest, ...] = ()
+    for attempt in reversed(compiled.plan):
+        report = attempt.report
+        later = (replace(attempt, attempts=later,
+                         report=replace(report, adjustments=(*report.adjustments, note))),
+                 *later)
+    return later[0]
 
 
 def _with_repairs(compiled: CompiledRequest, before: CompiledRequest) -> CompiledRequest:
@@ -296,78 +305,9 @@ def _with_routes(
     return replace(single, compiled=replace(compiled, routes=rows, endpoints=served))
 
 
-def _kept(compiled: CompiledRequest) -> CompiledRequest:
-    """A copy whose body levels callers may edit do not reach the memo."""
-    attempts = tuple(_kept(a) for a in compiled.attempts)
-    body = {name: _copy_shallow(value) for name, value in compiled.body.items()}
-    return replace(compiled, body=body, attempts=attempts)
-
-
-@dataclass(frozen=True, slots=True)
-class _Memo:
-    """A compilation that holds for every prompt up to each attempt's ceiling.
-
-    The compiler is deterministic and the caller's messages reach the result only
-    through the prompt estimate, so while no context limit is binding a new call
-    with other messages differs only in each attempt's ``body["messages"]``.
-    """
-
-    intent: Intent
-    compiled: CompiledRequest
-    instructions_text: tuple[str | None, ...]
-    prompt_ceiling: tuple[int, ...]
-    #: Per attempt, the estimate of the instruction message and the tool definitions
-    #: (tokens): the part of the prompt that is not the caller's.
-    instruction_tokens: tuple[int, ...] = ()
-
-    def fits(self, messages: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether every attempt's prompt estimate stays within its ceiling.
-
-        The same figure as :func:`compiler.passes.budget.prompt_tokens` per attempt
-        (the estimate is a sum over messages, so the caller's part is counted once).
-        """
-        declared = self.intent.estimated_prompt_tokens
-        theirs = estimate_prompt_tokens(messages)
-        for shown, ceiling in zip(self.instruction_tokens, self.prompt_ceiling, strict=True):
-            estimate = shown + theirs
-            if declared is not None:
-                estimate = max(estimate, declared + shown)
-            if estimate > ceiling:
-                return False
-        return True
-
-    def replay(self, messages: Sequence[Mapping[str, Any]]) -> CompiledRequest:
-        """Return the memoised plan with ``messages`` in place of the original ones."""
-        return _with_messages(self.compiled, messages)
-
-
-def _with_messages(
-    old: CompiledRequest, messages: Sequence[Mapping[str, Any]]
-) -> CompiledRequest:
-    sent = [dict(m) for m in messages]
-    if old.instructions is not None:
-        sent.insert(0, dict(old.instructions))
-    body: dict[str, Any] = {"model": old.body["model"], "messages": sent}
-    for name, value in old.body.items():
-        if name not in body:
-            body[name] = _copy_shallow(value)
-    attempts = tuple(_with_messages(a, messages) for a in old.attempts) if old.attempts else ()
-    # every other field (timeouts, retries, tools, prices...) carries over unchanged
-    return replace(old, body=body, attempts=attempts)
-
-
-def _copy_shallow(value: Any) -> Any:
-    """Copy the top two levels of a body value (the schema inside stays shared, read-only)."""
-    if isinstance(value, dict):
-        return {k: dict(v) if isinstance(v, dict) else v for k, v in value.items()}
-    if isinstance(value, list):
-        return [dict(v) if isinstance(v, dict) else v for v in value]
-    return value
-
-
 #: Per registry, memoised compilations by (intent, model, named stage, coverage);
 #: bounded by _MEMO_SIZE.
-_MEMO: weakref.WeakKeyDictionary[Registry, dict[tuple[int, str, bool, str], _Memo]] = (
+_MEMO: weakref.WeakKeyDictionary[Registry, dict[tuple[int, str, bool, str], Memo]] = (
     weakref.WeakKeyDictionary()
 )
 _MEMO_SIZE = 4096

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from compiler import Intent, compile_request
+from compiler.compiled import CompiledRequest
+from compiler.request import _MEMO
 from registry.declarations.files import load_models_file
 from registry.metadata.catalog import Catalog
 from registry.metadata.shapes import ModelInfo
@@ -75,3 +79,71 @@ def test_mutating_a_returned_body_does_not_leak(tmp_path: Path) -> None:
     again = compile_request("classify_ticket", "openai/gpt-4o-mini", registry=registry)
     assert again.body["provider"]["require_parameters"] is True
     assert again.body["max_tokens"] == 200
+
+
+def _scribble(value: Any) -> int:
+    """Edit every plain dict and list inside ``value`` in place; return how many."""
+    edited = 0
+    if type(value) is dict:
+        for item in list(value.values()):
+            edited += _scribble(item)
+        value["scribbled"] = True
+        edited += 1
+    elif type(value) is list:
+        for item in list(value):
+            edited += _scribble(item)
+        value.append("scribbled")
+        edited += 1
+    return edited
+
+
+def plan_dump(req: CompiledRequest) -> str:
+    """Every attempt's body, report, instructions and endpoints, as canonical JSON."""
+    return json.dumps([[a.body, a.report.to_dict(), a.instructions, list(a.endpoints)]
+                       for a in req.plan], sort_keys=True)
+
+
+@pytest.mark.parametrize("model", ["meta-llama/llama-3.3-70b-instruct",
+                                   "anthropic/claude-sonnet-4.5", "openai/gpt-4o-mini"])
+def test_editing_every_part_of_a_result_does_not_reach_the_memo(model: str) -> None:
+    """A route plan (bundled seed endpoints): the caller edits every dict and list of the
+    first result and of a replay, every attempt; the next replay still equals a fresh
+    compile. The schemas inside are read-only instead (a copy.deepcopy is mutable)."""
+    registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    first = compile_request("extract_invoice", model, [{"role": "user", "content": "a"}],
+                            registry=registry)
+    replayed = compile_request("extract_invoice", model, [{"role": "user", "content": "b"}],
+                               registry=registry)
+    assert len(replayed.plan) > 1 and _MEMO[registry]
+    for req in (first, replayed):
+        for attempt in req.plan:
+            assert _scribble(attempt.body) > 5
+        if req.instructions is not None and type(req.instructions) is dict:
+            req.instructions["content"] = "scribbled"
+    schema = replayed.body["response_format"]["json_schema"]["schema"]
+    with pytest.raises(TypeError, match="read-only"):
+        schema["properties"] = {}
+    with pytest.raises(TypeError, match="read-only"):
+        schema["required"].append("x")
+    copied = copy.deepcopy(replayed.body)
+    copied["response_format"]["json_schema"]["schema"]["required"].append("x")
+    last = [{"role": "user", "content": "c"}]
+    again = compile_request("extract_invoice", model, last, registry=registry)
+    fresh = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    assert plan_dump(again) == plan_dump(compile_request("extract_invoice", model, last,
+                                                         registry=fresh))
+
+
+def test_each_attempt_carries_the_same_later_attempts() -> None:
+    """Attempt i's attempts are attempts i+1... of the plan, the very objects, in a fresh
+    compile and in a replay alike."""
+    registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    for text in ("one", "two"):
+        req = compile_request("deep_analysis", "meta-llama/llama-3.3-70b-instruct",
+                              [{"role": "user", "content": text}], registry=registry)
+        assert len(req.plan) > 2
+        for index, attempt in enumerate(req.plan):
+            assert len(attempt.attempts) == len(req.plan) - index - 1
+            assert all(a is b for a, b in zip(attempt.attempts, req.plan[index + 1:],
+                                              strict=True))
+            assert attempt.body["messages"][-1]["content"] == text

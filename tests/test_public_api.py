@@ -59,13 +59,27 @@ def test_compile_path_does_not_import_network_stack() -> None:
 
 @pytest.mark.parametrize(("stage", "loaded"), [
     ("draft_reply", []),
-    ("classify_ticket", ["referencing"]),
+    ("classify_ticket", []),
+    ("extract_invoice", ["referencing"]),
 ])
 def test_schema_libraries_load_only_for_a_contract(stage: str, loaded: list[str]) -> None:
-    """referencing is imported when a contract is projected, not for a stage without
-    one; jsonschema only when the fast meta-schema check cannot vouch for a projection
-    (docs/performance.md, "Lazy imports")."""
+    """referencing is imported when a contract with a ``$ref`` is projected (Invoice),
+    not for one without (TicketLabel) nor for a stage without a contract; jsonschema only
+    when the fast meta-schema check cannot vouch for a projection (docs/performance.md,
+    "Lazy imports")."""
     assert _loaded_by_compile(stage, ("jsonschema", "referencing"), "--no-cache") == loaded
+
+
+def test_compile_imports_only_what_it_runs() -> None:
+    """``capc compile`` imports its own command module, not the other commands', nor the
+    lock schema, the audit, the page or the reply side (docs/performance.md)."""
+    others = ("compiler.cli.artifacts", "compiler.cli.declarations", "compiler.cli.metadata",
+              "compiler.cli.refresh", "compiler.cli.reply", "compiler.artifacts.lock",
+              "compiler.artifacts.lock_schema", "compiler.artifacts.audit",
+              "compiler.page.page", "compiler.page.page_data", "compiler.reply.outcome",
+              "compiler.reply.response", "compiler.pricing.cost", "compiler.cli.compile")
+    assert _loaded_by_compile("classify_ticket", others, "--no-cache") == [
+        "compiler.cli.compile"]
 
 
 PUBLIC_API = {

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from registry.declarations import yamlcompose, yamlsource
 from registry.declarations.yamlsource import UNSET, YamlDocument, format_key_path, load_yaml
 from registry.errors import DeclarationError
+from tests.conftest import ROOT
 
 NESTED = """\
 # leading comment
@@ -152,3 +154,43 @@ def test_format_key_path() -> None:
     """Key paths render dotted, with list indexes in brackets."""
     assert format_key_path(("stages", "x", "models", 0)) == "stages.x.models[0]"
     assert format_key_path(()) == ""
+
+
+SAMPLES = [NESTED, "models:\n  z: {i: 0x10, f: 1.5e3, b: yes, n: ~, s: '007', d: 2024-05-01}\n"
+           "  a: [1, two, 3.0, null, false]\n  u: unset\n  q: 'unset'\n  e: {ü: ñ, é: [1]}\n"
+           "  anchors: {x: &a [1, {k: v}], y: *a}\n  multi: |\n    line one\n    line two\n",
+           *(p.read_text(encoding="utf-8") for p in sorted(ROOT.rglob("*.yaml"))
+             if ".git" not in p.parts and "egg-info" not in str(p))]
+
+
+@pytest.mark.skipif(yamlcompose._CLOADER is None, reason="PyYAML was built without libyaml")
+@pytest.mark.parametrize("index", range(len(SAMPLES)))
+def test_libyaml_and_pyyaml_give_the_same_document(
+    index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The libyaml loader (used for small files) gives the data, UNSET sentinels and
+    marks that PyYAML's own loader gives, for every YAML file of the repository; an
+    invalid file gets PyYAML's message and line either way (the tests above)."""
+    path = write(tmp_path, SAMPLES[index])
+    composed: list[str] = []
+    real = yamlsource._load
+
+    def spy(loader: object, *args: object) -> YamlDocument:
+        composed.append(type(loader).__name__)
+        return real(loader, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(yamlsource, "_load", spy)
+    try:
+        fast: YamlDocument | DeclarationError = load_yaml(path, "models")
+    except DeclarationError as exc:
+        fast = exc
+    monkeypatch.setattr(yamlcompose, "_CLOADER", None)
+    try:
+        slow: YamlDocument | DeclarationError = load_yaml(path, "models")
+    except DeclarationError as exc:
+        slow = exc
+    assert composed[0] == "CSafeLoader" and composed[-1] == "_CountingLoader"
+    if isinstance(fast, DeclarationError) or isinstance(slow, DeclarationError):
+        assert str(fast) == str(slow)
+    else:
+        assert (fast.data, dict(fast.marks)) == (slow.data, dict(slow.marks))

@@ -14,7 +14,7 @@ Shape (``format`` 2; the full JSON Schema is :func:`lock_json_schema`)::
      "metadata": {"source": ..., "fetched_at": ..., "text": ...},
      "inputs": {"metadata", "endpoints", "models_yaml", "stages_yaml", "contracts"},
      "client": {"method": "POST", "base_url", "path", "headers": [NAME, ...]},
-     "contracts": {CONTRACT_SHA256: {"name", "spec", "schema", "unchecked"}},
+     "contracts": {CONTRACT_SHA256: {"name", "spec", "schema", "unchecked", "regex_engine"}},
      "schemas": {SHOWN_SHA256: projected schema},
      "evidence": {TEXT: record}, "schema_adjustments": {SHA256: [adjustment, ...]},
      "stages": {STAGE: {MODEL: {"status": "ok" | "error", "request", "instructions",
@@ -60,6 +60,7 @@ from compiler.artifacts.lock_schema import (
     LOCK_SCHEMA_ID,
     LockDocument,
 )
+from compiler.artifacts.lock_text import lock_text
 from compiler.compiled import CompiledRequest
 from compiler.errors import (
     AdjustmentRefused,
@@ -314,8 +315,7 @@ def dump_lock(document: dict[str, Any]) -> str:
     Returns:
         The text to write; equal documents give equal text.
     """
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    return lock_text(document) + "\n"  # json.dumps(indent=2, sort_keys=True), faster
 
 
 def write_lock(text: str, path: str | Path) -> Path:

@@ -1,44 +1,74 @@
 """The ``capc`` command line: the parser, the dispatch to each command, and exit codes.
 
 Each command group lives in its own module with ``register(subparsers) -> {name:
-handler}``; a handler takes the parsed arguments and returns the exit code. Exit codes
+handler}``; a handler takes the parsed arguments and returns the exit code. Only the
+module of the command being run is imported (``capc compile`` never loads the lock, audit
+or metadata commands); ``capc --help`` and an unknown command load them all. Exit codes
 and the error line on stderr are described in :mod:`compiler.cli.common`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from compiler.cli import artifacts, declarations, metadata, refresh, reply, routes
-from compiler.cli import compile as compile_commands
-from compiler.cli.common import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INPUT, CliError, Handler
+from compiler.cli.common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INPUT,
+    CapcParser,
+    CliError,
+    Handler,
+    notes_on_stderr,
+    print_stderr,
+    print_warning,
+    report_error,
+)
 
-__all__ = ["main", "run"]
+__all__ = ["COMMANDS", "main", "run"]
 
 #: 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C.
 EXIT_INTERRUPTED = 130
 
-#: The command groups, in the order ``capc --help`` lists them.
-_COMMAND_MODULES = (compile_commands, routes, reply, declarations, artifacts, refresh,
-                    metadata)
+#: Every command and the module that registers it (with the rest of its group), in the
+#: order ``capc --help`` lists them (tests/test_cli.py checks it against the modules).
+COMMANDS: dict[str, str] = {
+    "compile": "compiler.cli.compile", "explain": "compiler.cli.compile",
+    "routes": "compiler.cli.routes",
+    "reply": "compiler.cli.reply",
+    "show": "compiler.cli.declarations", "check": "compiler.cli.declarations",
+    "schema": "compiler.cli.declarations",
+    "lock": "compiler.cli.artifacts", "audit": "compiler.cli.artifacts",
+    "diff": "compiler.cli.artifacts",
+    "refresh": "compiler.cli.refresh",
+    "models": "compiler.cli.metadata", "cache": "compiler.cli.metadata",
+}
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
-    parser = argparse.ArgumentParser(
+def _parser(
+    argv: Sequence[str] | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
+    """The parser of the command ``argv`` names first (every command's when it names none
+    it knows, so ``--help`` and the unknown-command error list them all)."""
+    parser = CapcParser(
         prog="capc",
         description="Compile provider-neutral stage intent into OpenRouter requests "
         "each model supports, and report every adjustment.",
+        epilog="example: capc compile extract_invoice openai/gpt-4o-mini (and capc COMMAND "
+        "--help for each command's options)",
     )
     parser.add_argument("--version", action="version", version=f"capc {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    words = sys.argv[1:] if argv is None else argv
+    named = COMMANDS.get(words[0]) if words else None
     handlers: dict[str, Handler] = {}
-    for module in _COMMAND_MODULES:
-        handlers.update(module.register(sub))
+    for module in [named] if named else dict.fromkeys(COMMANDS.values()):
+        handlers.update(importlib.import_module(module).register(sub))
     return parser, handlers
 
 
@@ -70,15 +100,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         # Ctrl-C, also during a fetch or a YAML parse: one line, the shell's code.
-        print("capc: interrupted", file=sys.stderr)
+        print_stderr("capc: interrupted")
         return EXIT_INTERRUPTED
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser, handlers = _parser()
-    args = parser.parse_args(argv)
+    parser, handlers = _parser(argv)
     try:
-        with warnings.catch_warnings():
+        args = parser.parse_args(argv)
+    except CliError as exc:  # a usage error (CapcParser.error)
+        words = sys.argv[1:] if argv is None else list(argv)
+        return report_error(exc, exc.code, as_json="--json" in words)
+    as_json = bool(getattr(args, "json", False))
+    try:
+        with warnings.catch_warnings(), notes_on_stderr():
             warnings.showwarning = _show_warning
             return handlers[args.command](args)
     except BrokenPipeError:
@@ -87,12 +122,12 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except CliError as exc:
-        return _die(str(exc), exc.code)
+        return report_error(exc, exc.code, as_json=as_json)
     except Exception as exc:
         code = _error_code(exc)
         if code is None:
             raise
-        return _die(str(exc), code)
+        return report_error(exc, code, as_json=as_json)
 
 
 def _show_warning(
@@ -103,18 +138,16 @@ def _show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    from registry.redact import redact_text
-
-    print(f"capc: warning: {redact_text(str(message))}", file=sys.stderr)
-
-
-def _die(message: str, code: int) -> int:
-    from registry.redact import redact_text
-
-    print(f"capc: error: {redact_text(message)}", file=sys.stderr)
-    return code
+    print_warning(str(message))
 
 
 def run() -> NoReturn:
-    """Console-script entry point: exit with :func:`main`'s code."""
+    """Console-script entry point: exit with :func:`main`'s code.
+
+    capc validates only its own inputs, so pydantic's plugins (validation telemetry, found
+    by scanning the entry points of every installed distribution: 10-16 ms and the
+    ``importlib.metadata``/``email`` imports of a cold ``capc compile``) are off in its
+    process unless ``PYDANTIC_DISABLE_PLUGINS`` is set (set it empty to keep them).
+    """
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     sys.exit(main())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,4 +83,10 @@ class Draft:
         """
         if kind not in KINDS:
             raise ValueError(f"unknown adjustment kind {kind!r}")
+        # the report keeps its own copy of a dict or list the body also holds, so a caller
+        # who edits the body (``provider.only``, ``reasoning``) does not change the report
+        if type(requested) in (dict, list):
+            requested = copy.deepcopy(requested)
+        if type(applied) in (dict, list):
+            applied = copy.deepcopy(applied)
         self.adjustments.append(Adjustment(kind, path, requested, applied, reason, evidence))

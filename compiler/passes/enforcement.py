@@ -35,7 +35,7 @@ from compiler.kinds import KINDS
 from compiler.passes.draft import Draft
 from compiler.report import Adjustment
 from compiler.schema.dialects import DIALECTS, get_dialect
-from compiler.schema.frozen_json import canonical_sha256
+from compiler.schema.frozen_json import canonical_sha256, freeze_json
 from compiler.schema.instructions import extract_shown_schema, render_instructions
 from compiler.schema.projected import Projection
 from compiler.schema.projection import project
@@ -210,7 +210,8 @@ def _rendered(projection: Projection, template: str | None) -> tuple[str, Any, s
     that ``response_format`` carries (``json.loads(projection.schema_json)``); both are
     hashed. Cached per (projection, template): the result never changes, so the hot
     path pays for neither the rendering nor the proof again. The returned schema is
-    shared between requests and must be treated as read-only.
+    shared between requests, so it is read-only (:func:`freeze_json`; a caller edits a
+    ``copy.deepcopy`` of it).
 
     Returns:
         ``(instruction text, enforced schema, SHA-256 of both)``.
@@ -224,4 +225,4 @@ def _rendered(projection: Projection, template: str | None) -> tuple[str, Any, s
     shown_digest, enforced_digest = canonical_sha256(shown), canonical_sha256(enforced)
     if shown != enforced or shown_digest != enforced_digest:
         raise CompilerError("internal error: the schema shown differs from the one enforced")
-    return text, enforced, enforced_digest
+    return text, freeze_json(enforced), enforced_digest

@@ -138,7 +138,7 @@ def _patched(
     body["provider"] = provider
     model = compiled.report.model
     extra = [Adjustment(
-        "route.attempt", "provider.only", old.get("only"), provider["only"],
+        "route.attempt", "provider.only", old.get("only"), list(provider["only"]),
         f"attempt {index + 1} of {total}: OpenRouter may send this body only to these "
         "endpoints, each of which accepts all of it",
         _evidence(model, group))]

@@ -12,18 +12,20 @@ Pointer into its schema.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from compiler.errors import CompilerError, ProjectionError, ToolError
 from compiler.schema.dialects import Dialect
-from compiler.schema.frozen_json import canonical_sha256
+from compiler.schema.frozen_json import canonical_sha256, freeze_json
 from compiler.schema.projected import Projection
 from compiler.schema.projection import project
 from compiler.tools.tool import Tool
 
-__all__ = ["ProjectedTool", "project_tools"]
+__all__ = ["ProjectedTool", "project_tools", "recursion_refusal", "sent_parameters"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,14 @@ class ProjectedTool:
     def enforceable(self) -> bool:
         """Whether the dialect can enforce the projected schema (no blockers)."""
         return not self.projection.blockers
+
+
+@functools.lru_cache(maxsize=512)
+def sent_parameters(projection: Projection) -> Any:
+    """The ``parameters`` a tool entry sends: the projected schema as its canonical text
+    reads back, read-only (a :class:`~compiler.schema.frozen_json.FrozenDict`, shared by
+    every request compiled from ``projection``)."""
+    return freeze_json(json.loads(projection.schema_json))
 
 
 def project_tools(tools: Sequence[Tool], dialect: Dialect) -> tuple[ProjectedTool, ...]:
@@ -73,3 +83,32 @@ def project_tools(tools: Sequence[Tool], dialect: Dialect) -> tuple[ProjectedToo
                                 "differ from the projected schema")
         out.append(ProjectedTool(tool, projection, digest))
     return tuple(out)
+
+
+def _refs(node: Any, at: str = "") -> list[str]:
+    """JSON Pointers of every ``$ref`` left in a projected schema."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if "$ref" in node:
+            found.append(at + "/$ref")
+        for key, value in node.items():
+            found += _refs(value, f"{at}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _refs(value, f"{at}/{i}")
+    return found
+
+
+def recursion_refusal(item: ProjectedTool, dialect: Dialect, model: str) -> str | None:
+    """Why ``item`` cannot be sent to ``model`` at all: its projection still refers to
+    itself (``$ref``) and ``dialect`` has none (Gemini's); ``None`` when it can. Used by
+    the compile and by ``capc check``, so both refuse the same tools."""
+    if dialect.supports_ref:
+        return None
+    refs = _refs(json.loads(item.projection.schema_json))
+    if not refs:
+        return None
+    return (f"tool {item.tool.name!r}: the schema is recursive ({refs[0]} refers back to its "
+            f"own definition) and the {dialect.name} dialect of {model} has no $ref, so no "
+            "form of the tool can be sent; bound the recursion (nest a fixed number of "
+            "levels) or use a model whose dialect keeps $ref")

@@ -1,8 +1,11 @@
 """Safe, line-aware loading of declaration files (models.yaml, stages.yaml).
 
-The file is composed into a node tree with :class:`yaml.SafeLoader` (never a full
-load), then walked once to build plain Python data together with the 1-based
-position of every key, so later validation errors can point at ``file:line:col``.
+The file is composed into a node tree with a safe loader (never a full load), then
+walked once to build plain Python data together with the 1-based position of every
+key, so later validation errors can point at ``file:line:col``. The loader is libyaml's
+where PyYAML has it (:mod:`registry.declarations.yamlcompose`); a file it or a rule
+below refuses is composed again with :class:`yaml.SafeLoader`, so what is accepted and
+every message, with its line, are PyYAML's own.
 
 Rules enforced while loading, each reported as a
 :class:`~registry.errors.DeclarationError` naming the file and line:
@@ -37,6 +40,13 @@ from typing import Any, Final
 
 import yaml
 
+from registry.declarations.yamlcompose import (
+    compose_single,
+    counting_loader,
+    empty_error,
+    fast_loader,
+    syntax_error,
+)
 from registry.errors import DeclarationError
 
 __all__ = [
@@ -186,19 +196,28 @@ def load_yaml(path: str | Path, expect_key: str, *, max_nodes: int = MAX_NODES) 
     """
     file = str(path)
     text = _read_text(file)
-    loader = _CountingLoader(text, file, max_nodes)
+    fast = fast_loader(text, max_nodes)
+    if fast is not None:
+        try:
+            return _load(fast, text, file, expect_key, max_nodes)
+        except DeclarationError:
+            pass  # composed again below, so the message and its line are PyYAML's
+    return _load(counting_loader(text, file, max_nodes), text, file, expect_key, max_nodes)
+
+
+def _load(loader: Any, text: str, file: str, expect_key: str, max_nodes: int) -> YamlDocument:
     try:
-        root = _compose_single(loader, file, expect_key)
+        root = compose_single(loader, file, expect_key)
         walker = _Walker(file, loader, max_nodes)
         data = walker.walk(root, ())
     except yaml.YAMLError as exc:
-        raise _syntax_error(exc, file, text) from exc
+        raise syntax_error(exc, file, text) from exc
     except RecursionError as exc:
         raise DeclarationError("YAML nesting is too deep", file=file) from exc
     finally:
         loader.dispose()
     if data is None:
-        raise _empty(file, expect_key)
+        raise empty_error(file, expect_key)
     if not isinstance(data, dict):
         raise DeclarationError(
             f"the root is a {_kind(data)}; expected a mapping with top-level key {expect_key!r}",
@@ -207,28 +226,6 @@ def load_yaml(path: str | Path, expect_key: str, *, max_nodes: int = MAX_NODES) 
             column=root.start_mark.column + 1,
         )
     return YamlDocument(file=file, data=data, marks=walker.marks)
-
-
-class _CountingLoader(yaml.SafeLoader):
-    """A safe loader that stops composing once the file holds more than ``max_nodes``
-    nodes, so a huge file fails fast and says so (aliases are counted by the walk)."""
-
-    def __init__(self, text: str, file: str, max_nodes: int) -> None:
-        super().__init__(text)
-        self.file, self.max_nodes, self.composed = file, max_nodes, 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if not (isinstance(parent, yaml.MappingNode) and index is None):  # keys are free
-            self.composed += 1
-        if self.composed > self.max_nodes:
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            raise DeclarationError(
-                f"the file has more than {self.max_nodes:,} YAML nodes; a declaration file "
-                "is far smaller: is it the right file?",
-                file=self.file,
-                line=None if mark is None else mark.line + 1,
-            )
-        return super().compose_node(parent, index)
 
 
 def _read_text(file: str) -> str:
@@ -253,47 +250,6 @@ def _read_text(file: str) -> str:
         ) from exc
 
 
-def _empty(file: str, expect_key: str) -> DeclarationError:
-    return DeclarationError(
-        f"file is empty; expected a mapping with top-level key {expect_key!r}", file=file
-    )
-
-
-def _compose_single(loader: yaml.SafeLoader, file: str, expect_key: str) -> yaml.Node:
-    if not loader.check_node():  # only comments, or nothing at all
-        raise _empty(file, expect_key)
-    root = loader.get_node()
-    if loader.check_node():
-        event: yaml.Event = loader.peek_event()  # type: ignore[no-untyped-call]
-        mark = event.start_mark
-        raise DeclarationError(
-            "file holds more than one YAML document; expected exactly one (remove the '---')",
-            file=file,
-            line=None if mark is None else mark.line + 1,
-            column=None if mark is None else mark.column + 1,
-        )
-    assert root is not None  # get_node returns a node whenever check_node was true
-    return root
-
-
-def _syntax_error(exc: yaml.YAMLError, file: str, text: str) -> DeclarationError:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    if mark is None:
-        return DeclarationError(f"invalid YAML: {exc}", file=file)
-    line, column = mark.line + 1, mark.column + 1
-    lines = text.splitlines()
-    source = lines[mark.line] if mark.line < len(lines) else ""
-    indent = source[: len(source) - len(source.lstrip(" \t"))]
-    if "\t" in indent or "'\\t'" in str(getattr(exc, "problem", "")):
-        return DeclarationError(
-            "tabs are not allowed for indentation; use spaces", file=file, line=line, column=column
-        )
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
-    return DeclarationError(message, file=file, line=line, column=column)
-
-
 def _kind(value: Any) -> str:
     if isinstance(value, list):
         return "list"
@@ -305,7 +261,7 @@ def _kind(value: Any) -> str:
 class _Walker:
     """Turns a composed node tree into plain data and key positions, within a budget."""
 
-    def __init__(self, file: str, loader: yaml.SafeLoader, max_nodes: int) -> None:
+    def __init__(self, file: str, loader: Any, max_nodes: int) -> None:
         self.file = file
         self.loader = loader
         self.budget = max_nodes
@@ -333,7 +289,8 @@ class _Walker:
         if not path:
             self.marks[()] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.ScalarNode):
-            if node.style is None and node.value == "unset":
+            # a plain scalar: style None (PyYAML's composer) or "" (libyaml's)
+            if not node.style and node.value == "unset":
                 return UNSET
             try:
                 value = self.loader.construct_object(node, deep=True)

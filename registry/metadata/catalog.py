@@ -265,10 +265,17 @@ def _read_models(path: Path, source: str) -> Mapping[str, ModelInfo]:
     ``{"data": [...]}`` body, else whole through :func:`read_json` and
     :func:`parse_models`, which explain what is wrong."""
     raw = read_bounded(path, source=source)
-    problem = payload_problem(raw, models=True)
-    if problem is not None:
-        raise MetadataError(f"{source}: {problem}", source=source)
-    models = lazy_models(raw, source=source)
+    # payload_problem decodes the whole body into objects (1 GB for 50,000 models), so it
+    # runs only when the body may hold what it looks for: a NaN or Infinity token, a
+    # repeated id (the core fields count the entries), or a body the core fields do not
+    # read (then it runs first, as the parsers' explanation comes after its own).
+    models = None if b"NaN" in raw or b"Infinity" in raw else lazy_models(raw, source=source)
+    if models is None or models.listed != len(models):
+        problem = payload_problem(raw, models=True)
+        if problem is not None:
+            raise MetadataError(f"{source}: {problem}", source=source)
+    if models is None:
+        models = lazy_models(raw, source=source)
     if models is None:
         return index_models(parse_models(read_json(path, source=source), source=source))
     return models

@@ -232,7 +232,10 @@ class LazyModels(Mapping[str, ModelInfo]):
     """
 
     def __init__(self, cores: Mapping[str, CoreFields], build: Callable[[str], ModelInfo],
-                 build_all: Callable[[], list[ModelInfo]] | None = None):
+                 build_all: Callable[[], list[ModelInfo]] | None = None, *,
+                 listed: int | None = None):
+        #: How many entries the body lists (more than ``len`` when an id is repeated).
+        self.listed = len(cores) if listed is None else listed
         self._cores = cores
         self._build = build
         self._build_all = build_all
@@ -393,4 +396,4 @@ def lazy_models(
         positions[model_id] = position
 
     body = _Body(raw, source, hint, positions)
-    return LazyModels(MappingProxyType(by_id), body.build, body.build_all)
+    return LazyModels(MappingProxyType(by_id), body.build, body.build_all, listed=len(cores))

@@ -1,0 +1,211 @@
+"""Memoised compilations, and their replay with other messages.
+
+A compilation holds for every prompt up to each attempt's ceiling (the context limit is
+not binding), so a repeat call for the same intent and model with other messages
+differs only in each attempt's ``body["messages"]``. :class:`Memo` keeps such a
+compilation and :meth:`Memo.replay` rebuilds it around new messages.
+
+What a replay shares with the memo and what it copies: every ``dict`` and ``list`` of a
+body (the body itself, ``messages`` and each message, ``response_format``,
+``provider`` and its lists, ``tools`` and each tool, ``reasoning``, ...) is a fresh
+copy, so a caller may edit any of them; the schemas inside (``response_format.
+json_schema.schema``, each ``tools[].function.parameters``) are read-only values
+(:class:`compiler.schema.frozen_json.FrozenDict`, the same objects in every request
+compiled from that projection), shared as they are by a fresh compilation.
+The memo is built from its own copy, so a caller who edits the first result does not
+reach it either. The copy recipe of every body value is worked out once, when the memo
+is made, so a replay is a few C-level ``dict.copy`` calls per attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from compiler.compiled import CompiledRequest
+from compiler.intent import Intent
+from compiler.passes.budget import estimate_prompt_tokens
+from compiler.report import AdjustmentReport
+from compiler.schema.frozen_json import FrozenDict
+
+__all__ = ["Memo", "envelope_copy", "make_memo"]
+
+#: The request's fields, in order.
+_NAMES = tuple(f.name for f in fields(CompiledRequest) if f.init)
+
+
+def _assembler() -> Callable[..., CompiledRequest]:
+    """``assemble(body, attempts, values)``: a new request with every other field taken
+    from ``values`` (all fields, in order), set slot by slot.
+
+    Generated from the fields, as ``dataclasses`` makes ``__init__``, but without the
+    global lookups of the frozen ``__init__`` (15 ``object.__setattr__`` calls), which
+    take twice the time: a replay builds one request per attempt. Sound while
+    ``__init__`` does nothing but set fields (no ``__post_init__``, no ``InitVar``):
+    checked here.
+    """
+    if hasattr(CompiledRequest, "__post_init__") or len(_NAMES) != len(fields(CompiledRequest)):
+        raise ImportError("compiler.memo: CompiledRequest's __init__ does more than set its "
+                          "fields; replay must call it")  # pragma: no cover - a guard
+    scope: dict[str, Any] = {"new": object.__new__, "cls": CompiledRequest}
+    lines = ["def assemble(body, attempts, values):", "    made = new(cls)"]
+    for index, name in enumerate(_NAMES):
+        scope[f"set_{name}"] = getattr(CompiledRequest, name).__set__
+        value = name if name in ("body", "attempts") else f"values[{index}]"
+        lines.append(f"    set_{name}(made, {value})")
+    lines.append("    return made")
+    exec("\n".join(lines), scope)  # code built from the field names above, nothing else
+    assemble: Callable[..., CompiledRequest] = scope["assemble"]
+    return assemble
+
+
+_assemble = _assembler()
+
+
+def _container(value: Any) -> bool:
+    kind = type(value)
+    return kind is dict or kind is list
+
+
+def envelope_copy(value: Any) -> Any:
+    """Copy every plain ``dict`` and ``list`` of a JSON value, recursively; share
+    everything else (numbers, strings, and read-only ``FrozenDict``/``FrozenList``)."""
+    kind = type(value)
+    if kind is dict:
+        return {key: envelope_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [envelope_copy(item) for item in value]
+    return value
+
+
+def _copier(value: Any) -> Callable[[], Any]:
+    """A function returning a new copy of ``value``, a plain dict or list (as
+    :func:`envelope_copy` would)."""
+    if type(value) is dict:
+        inner = tuple((k, _copier(v)) for k, v in value.items() if _container(v))
+        if not inner:
+            copy_flat: Callable[[], Any] = value.copy
+            return copy_flat
+
+        def copy_dict() -> dict[str, Any]:
+            out = value.copy()
+            for key, again in inner:
+                out[key] = again()
+            return out
+
+        return copy_dict
+    if not any(_container(v) for v in value):
+        copy_list: Callable[[], Any] = value.copy
+        return copy_list
+    items = tuple(_copier(v) if _container(v) else _constant(v) for v in value)
+    return lambda: [again() for again in items]
+
+
+def _constant(value: Any) -> Callable[[], Any]:
+    return lambda: value
+
+
+@dataclass(frozen=True, slots=True)
+class _Recipe:
+    """How to rebuild one attempt: the body without its messages, and every other field."""
+
+    template: dict[str, Any]  # the body's keys in order; containers and messages: None
+    copies: tuple[tuple[str, Callable[[], Any]], ...]
+    head: dict[str, str] | None  # the instruction message
+    values: tuple[Any, ...]  # every field of the attempt, in order
+
+    @staticmethod
+    def of(attempt: CompiledRequest) -> _Recipe:
+        body = envelope_copy(attempt.body)
+        template = {k: None if k == "messages" or _container(v) else v for k, v in body.items()}
+        copies = tuple((k, _copier(v)) for k, v in body.items()
+                       if k != "messages" and _container(v))
+        # body and attempts are new in every replay; the instructions are shared by
+        # every replay, so read-only
+        values = tuple(None if name in ("body", "attempts")
+                       else FrozenDict(attempt.instructions)
+                       if name == "instructions" and attempt.instructions is not None
+                       else getattr(attempt, name) for name in _NAMES)
+        head = None if attempt.instructions is None else dict(attempt.instructions)
+        return _Recipe(template, copies, head, values)
+
+    def build(self, messages: Sequence[Mapping[str, Any]],
+              later: tuple[CompiledRequest, ...]) -> CompiledRequest:
+        body = self.template.copy()
+        body["messages"] = ([*map(dict, messages)] if self.head is None
+                            else [self.head.copy(), *map(dict, messages)])
+        for key, again in self.copies:
+            body[key] = again()
+        return _assemble(body, later, self.values)
+
+
+@dataclass(frozen=True, slots=True)
+class Memo:
+    """A compilation that holds for every prompt up to each attempt's ceiling.
+
+    The compiler is deterministic and the caller's messages reach the result only
+    through the prompt estimate, so while no context limit is binding a new call
+    with other messages differs only in each attempt's ``body["messages"]``.
+
+    Attributes:
+        intent: the intent compiled (a hit must be this very object).
+        prompt_ceiling: per attempt, the largest prompt estimate (tokens) that gives the
+            same body.
+        instruction_tokens: per attempt, the estimate of the prompt besides the caller's
+            messages: the instruction message and the tool definitions (tokens).
+        warns: whether any attempt has an adjustment the stage's policy warns about (the
+            caller then calls :func:`compiler.policy.warn_for` per attempt).
+        reports: the attempts' reports, in plan order.
+    """
+
+    intent: Intent
+    prompt_ceiling: tuple[int, ...]
+    instruction_tokens: tuple[int, ...]
+    warns: bool
+    reports: tuple[AdjustmentReport, ...]
+    _recipes: tuple[_Recipe, ...]  # the last attempt first
+
+    def fits(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether every attempt's prompt estimate stays within its ceiling.
+
+        The same figure as :func:`compiler.passes.budget.prompt_tokens` per attempt
+        (the estimate is a sum over messages, so the caller's part is counted once).
+        """
+        declared = self.intent.estimated_prompt_tokens
+        theirs = estimate_prompt_tokens(messages)
+        for shown, ceiling in zip(self.instruction_tokens, self.prompt_ceiling, strict=True):
+            estimate = shown + theirs
+            if declared is not None:
+                estimate = max(estimate, declared + shown)
+            if estimate > ceiling:
+                return False
+        return True
+
+    def replay(self, messages: Sequence[Mapping[str, Any]]) -> CompiledRequest:
+        """Return the memoised plan with ``messages`` in place of the original ones: each
+        attempt carries the attempts after it (the same objects as the plan's)."""
+        later: tuple[CompiledRequest, ...] = ()
+        for recipe in self._recipes:
+            later = (recipe.build(messages, later), *later)
+        return later[0]
+
+
+def make_memo(
+    intent: Intent, compiled: CompiledRequest, instruction_tokens: Sequence[int],
+    prompt_ceiling: Sequence[int], warns: bool,
+) -> Memo | None:
+    """Memoise ``compiled`` (a plan whose attempt ``i`` carries attempts ``i+1...``), or
+    return ``None`` when its attempts are not that chain.
+
+    Args:
+        instruction_tokens: per attempt, the estimate (tokens) of what the prompt holds
+            besides the caller's messages (the instruction message, the tool definitions).
+        prompt_ceiling: per attempt, the largest prompt estimate giving the same body.
+        warns: whether the stage's policy warns about an adjustment of any attempt.
+    """
+    plan = compiled.plan
+    if any(a.attempts != plan[i + 1:] for i, a in enumerate(plan)):
+        return None
+    return Memo(intent, tuple(prompt_ceiling), tuple(instruction_tokens), warns,
+                tuple(a.report for a in plan), tuple(_Recipe.of(a) for a in reversed(plan)))
