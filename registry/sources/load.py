@@ -144,12 +144,13 @@ def load_metadata(
         catalog = load_catalog(location)
         _log_unknown_parameters(_parameter_lists(catalog), catalog.source)
         return catalog
-    from registry.redact import redact_url
+    from registry.redact import redact_url, register_url_secrets
     from registry.sources.settings import load_settings
     from registry.sources.urls import models_url
 
     settings = settings if settings is not None else load_settings()
     target = str(location) if location is not None else models_url(settings)
+    register_url_secrets(target)  # masked in any text from now on, log records too
     url = redact_url(target)
     if location is not None:
         _check_url(target, url)
