@@ -9,6 +9,7 @@ file descriptor 0 for the length of one in-process ``main`` call.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import threading
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli.main import main
+from compiler.cli.main import _parser, main
 from tests.conftest import ROOT, SEED_MODELS
 
 SEED_ENDPOINTS = ROOT / "registry" / "data" / "seed-endpoints-2026-05-18.json"
@@ -28,8 +29,8 @@ STAGE, MODEL = "classify_ticket", "openai/gpt-4o-mini"
 GOOD = {"metadata": SEED_MODELS, "models": ROOT / "models.yaml",
         "stages": ROOT / "stages.yaml", "endpoints": SEED_ENDPOINTS, "reply": REPLY,
         "messages": None}
-#: (command words, option or "" for the positional file, the kind of file it takes)
-ROUTED = ("compile", "explain", "routes", "lock", "audit", "reply")
+#: The command words before the file options, by command; the rows are (command, option
+#: or "" for the positional file, the kind of file it takes), for every option offered.
 COMMANDS: dict[str, list[str]] = {
     "compile": ["compile", STAGE, MODEL], "explain": ["explain", STAGE, MODEL],
     "routes": ["routes", STAGE, MODEL], "lock": ["lock", "--output", "-"],
@@ -37,14 +38,21 @@ COMMANDS: dict[str, list[str]] = {
     "show": ["show", MODEL], "check": ["check"], "models": ["models"],
     "diff": ["diff"],
 }
+
+
+def _options(name: str) -> set[str]:
+    """The options ``capc NAME`` offers (read from its parser, so the table follows it)."""
+    parser, _ = _parser([name])
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {o for action in sub.choices[name]._actions for o in action.option_strings}
+
+
 ROWS: list[tuple[str, str, str]] = []
 for name in COMMANDS:
-    if name != "diff":
-        ROWS += [(name, f"--{kind}", kind) for kind in ("metadata", "models", "stages")]
-    if name in ROUTED:
-        ROWS.append((name, "--endpoints", "endpoints"))
-ROWS += [("compile", "--messages", "messages"), ("explain", "--messages", "messages"),
-         ("reply", "", "reply"), ("diff", "", "metadata")]
+    offered = _options(name)
+    ROWS += [(name, f"--{kind}", kind) for kind in
+             ("metadata", "models", "stages", "endpoints", "messages") if f"--{kind}" in offered]
+ROWS += [("reply", "", "reply"), ("diff", "", "metadata")]
 
 
 def argv_for(name: str, option: str, kind: str, path: str) -> list[str]:
@@ -53,10 +61,10 @@ def argv_for(name: str, option: str, kind: str, path: str) -> list[str]:
     if name == "reply":
         words.append(path if option == "" else str(REPLY))
     if name == "diff":
-        words += [path, str(SEED_MODELS)]
+        words += [path if option == "" else str(SEED_MODELS), str(SEED_MODELS)]
     if option:
         words += [option, path]
-    if option != "--metadata" and name != "diff":
+    if option != "--metadata" and "--metadata" in _options(name):
         words += ["--metadata", str(SEED_MODELS)]
     return words
 

@@ -86,6 +86,8 @@ def _efforts(model: ModelInfo) -> list[str] | None:
 
 
 def _row(model: ModelInfo) -> dict[str, Any]:
+    from registry.metadata.ranges import range_notes
+
     params = model.supported_parameters
     top = model.top_provider
     return {
@@ -99,6 +101,8 @@ def _row(model: ModelInfo) -> dict[str, Any]:
         "reasoning_efforts": _efforts(model),
         "supported_parameters": None if params is None else list(params),
         "declared_in": None,
+        # one line per published limit or price read as unknown (out of range)
+        "notes": range_notes(model.id, {"out_of_range": model.out_of_range or {}}),
     }
 
 
@@ -122,6 +126,7 @@ def _declared_rows(registry: Any) -> list[dict[str, Any]]:
             else None,
             "reasoning_efforts": None if efforts is None else list(efforts),
             "supported_parameters": params, "declared_in": registry.models_file.path,
+            "notes": list(model.metadata_notes),
         })  # fmt: skip
     return rows
 
