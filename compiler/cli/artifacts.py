@@ -328,6 +328,13 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         # A pipe is read once, bounded, into a file: each side is tried as a models
         # list and then as a lock, which reads it twice.
         sides = spooled(args.old, Path(spool) / "old"), spooled(args.new, Path(spool) / "new")
+        # Each side loads models.yaml and stages.yaml again: a pipe is read once, here.
+        if args.models is not None:
+            args.models = spooled(args.models, Path(spool) / "models.yaml")
+        if args.stages is not None and spooled(args.stages, Path(spool) / "s") != args.stages:
+            raise CliError(f"{args.stages}: capc diff reads --stages once per side, and "
+                           "its contract paths are relative to its directory: give it as "
+                           "a regular file", EXIT_INPUT)
         paths = dict(zip(sides, (args.old, args.new), strict=True))
 
         def registry_for(location: str) -> Any:
