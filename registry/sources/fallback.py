@@ -73,6 +73,7 @@ class Attempt:
         self.note: str | None = None
         self.store_error: str | None = None  # a fetched payload served but not cached
         self.short_deadline: float | None = None  # CAPC_STALE_DEADLINE applied (seconds)
+        self.unusable = False  # a cached copy exists but no longer parses (logged)
 
 
 def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | None:
@@ -168,6 +169,7 @@ def obtain(
             _log.warning("%s", cache_problem)
         parsed = None if entry is None else parsed_entry(entry)
         if parsed is None:
+            result.unusable = entry is not None  # there is a copy, but it does not parse
             entry = None
         fresh = entry is not None and entry.is_fresh(settings.ttl)
 

@@ -179,7 +179,9 @@ def load_metadata(
         seed = bundled_catalog()
         note = f"{got.note}; no usable cached copy, using the bundled seed (as of {SEED_DATE})"
         if settings.offline:
-            note = f"offline (CAPC_OFFLINE): no cached copy of {url}; using the bundled seed"
+            copy = (f"the cached copy of {url} is unusable" if got.unusable
+                    else f"no cached copy of {url}")
+            note = f"offline (CAPC_OFFLINE): {copy}; using the bundled seed"
         _log.log(logging.INFO if settings.offline else logging.WARNING, "%s", note)
         return replace(seed, note=note, stale=not settings.offline)
     if got.note:
