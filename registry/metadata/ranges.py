@@ -74,15 +74,21 @@ def _bad_limit(value: object) -> bool:
     """A limit is a whole number of tokens from 1 to :data:`LIMIT_CEILING`: an ``int``, an
     integral finite ``float`` (``5.0``), or a string of ASCII digits (surrounding white
     space stripped: ``" 5 "`` reads as 5). ``true``, ``"-5"``, ``"NaN"``, ``"1e999"``,
-    ``1.5`` and a 400-digit number are out of range. ``None`` (unknown) is fine; a list
-    or an object is left to the validator, which names it."""
+    ``1.5`` and a 400-digit number are out of range. ``None`` (unknown) is fine; a list,
+    an object or a string that is no number (``"many"``) is left to the validator, which
+    names it."""
     if value is None or type(value) in (list, dict):
         return False
     if type(value) is str:
         text = value.strip()
-        if not text or len(text) > 12 or not _DIGITS.issuperset(text):
+        if text and len(text) <= 12 and _DIGITS.issuperset(text):
+            value = int(text)
+        else:  # a number that is not a token count is out of range; a word is a wrong
+            try:  # type, which the validator names
+                Decimal(text)
+            except InvalidOperation:
+                return False
             return True
-        value = int(text)
     if type(value) is int:
         return not 0 < value <= LIMIT_CEILING
     if type(value) is float:
