@@ -85,3 +85,19 @@ def test_an_unusable_cached_copy_is_not_called_missing(
     assert "the cached copy of" in note and "is unusable" in note, note
     monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path / "empty"))
     assert "no cached copy" in (load_metadata(settings=load_settings()).note or "")
+
+
+def test_cache_info_marks_an_unusable_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path))
+    with MetadataCache(tmp_path) as cache:
+        cache.store(models_url(load_settings()), SEED_MODELS.read_bytes(), kind="models",
+                    fetched_at=datetime.now(UTC), max_shrink=1)
+    assert main(["cache", "info", "--json"]) == 0
+    assert [e["usable"] for e in json.loads(capsys.readouterr().out)["entries"]] == [True]
+    monkeypatch.setattr(fallback, "parsed_entry", lambda entry: None)
+    assert main(["cache", "info"]) == 0
+    assert " unusable " in capsys.readouterr().out
+    assert main(["cache", "info", "--json"]) == 0
+    assert [e["usable"] for e in json.loads(capsys.readouterr().out)["entries"]] == [False]

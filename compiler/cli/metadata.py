@@ -265,6 +265,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
         entries = cache.entries()
         volume = cache.volume()
     from compiler.artifacts.compile_cache import compile_cache_entries
+    from registry.sources.fallback import parsed_entry
 
     compiled_rows = compile_cache_entries(directory)
     rows: list[dict[str, Any]] = [
@@ -275,6 +276,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             "fetched_at": e.fetched_at.isoformat(timespec="seconds"),
             "age_seconds": int(e.age().total_seconds()),
             "fresh": e.is_fresh(settings.ttl),
+            # a copy that no longer parses is never served (fetched again instead)
+            "usable": parsed_entry(e) is not None,
             "bytes": len(e.payload),
         }
         for e in entries
@@ -294,7 +297,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     if not rows:
         print("no metadata entries")
     for row in rows:
-        state = "fresh" if row["fresh"] else "stale"
+        state = "unusable" if not row["usable"] else "fresh" if row["fresh"] else "stale"
         print(
             f"{row['kind']:<9}  {row['count']:>5}  {row['fetched_at']}  "
             f"{format_age(row['age_seconds']):>8} old  {state}  {row['source']}"
