@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -57,6 +56,7 @@ from registry.metadata.parse import (
 from registry.metadata.shapes import EndpointList, ModelInfo
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH, check_depth
 from registry.sources.cache_entry import CacheEntry, Kind
+from registry.sources.cache_files import sweep_orphans, value_dirs
 from registry.sources.cache_open import open_diskcache
 
 __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
@@ -348,22 +348,13 @@ class MetadataCache:
         return entry, parsed
 
     def _remove_orphans(self, cache: Any) -> None:
-        """Remove value files no row refers to, and rows whose file is gone.
-
-        Values are stored inline, so a subfolder exists only when an older version
-        stored files there; only then is diskcache's ``check(fix=True)`` run.
-        """
-        if not any(p.is_dir() for p in self.directory.iterdir()):
+        """Remove diskcache value files no row refers to (:func:`sweep_orphans`): values
+        are stored inline, so they exist only where an older version stored files."""
+        if not value_dirs(self.directory):
             return
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            cache.check(fix=True, retry=True)
-        if caught:
-            _log.info(
-                "cache %s: cleaned %d leftover item(s) of an interrupted write",
-                self.directory,
-                len(caught),
-            )
+        with cache.transact():
+            sql = "SELECT filename FROM Cache WHERE filename IS NOT NULL"
+            sweep_orphans(self.directory, lambda: [n for (n,) in cache._sql(sql).fetchall()])
 
     def entries(self) -> list[CacheEntry]:
         """Return every readable entry, ordered by source URL.

@@ -44,7 +44,9 @@ class Settings(BaseSettings):
         retry_after_cap: the longest wait in seconds between two attempts, whatever
             ``Retry-After`` asks for.
         ttl: seconds a cached copy stays fresh (served without a request).
-        cache_dir: the cache directory (default: XDG cache location).
+        cache_dir: the cache directory (default: XDG cache location). A directory that
+            holds other files but no ``cache.db`` is refused (ValueError): see
+            :mod:`registry.sources.cache_files`.
         offline: never make a request; serve the cache (even stale) or the bundled seed.
         max_shrink: fraction 0-1; a fetched models list with fewer than
             ``(1 - max_shrink)`` times the cached copy's models is rejected.
@@ -113,8 +115,18 @@ class Settings(BaseSettings):
     @field_validator("cache_dir")
     @classmethod
     def _expand_cache_dir(cls, value: Path) -> Path:
-        """Expand ``~`` in the cache directory."""
-        return value.expanduser()
+        """Expand ``~``; refuse a directory that holds other files and no ``cache.db``
+        (``CAPC_CACHE_DIR=.`` or ``~`` by mistake): capc would write into it."""
+        from registry.sources.cache_files import foreign_entries
+
+        value = value.expanduser()
+        if not (value / "cache.db").is_file() and (found := foreign_entries(value)):
+            raise ValueError(
+                f"{value} is not a capc cache: it holds {', '.join(found)} and no cache.db; "
+                "set CAPC_CACHE_DIR to a new or empty directory (or unset it for "
+                f"{default_cache_dir()})"
+            )
+        return value
 
 
 _WARNED: set[str] = set()
@@ -161,7 +173,8 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = "; ".join(
-            f"CAPC_{'.'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            f"CAPC_{'.'.join(str(p) for p in err['loc']).upper()}: "
+            + err["msg"].removeprefix("Value error, ")
             for err in exc.errors(include_url=False)
         )
         raise MetadataError(f"invalid settings: {problems}", source="environment") from exc
