@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from registry.jsondepth import MAX_JSON_DEPTH_CAP
 from registry.paths import default_cache_dir
 from registry.redact import register_secret
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH
@@ -58,11 +59,16 @@ class Settings(BaseSettings):
             model's model-level figures (that is served when it passes).
         max_response_bytes: the most decoded bytes one response may have.
         max_json_depth: the deepest nesting of JSON arrays and objects accepted in a
-            fetched payload.
+            fetched payload (8 to 512: see
+            :data:`~registry.jsondepth.MAX_JSON_DEPTH_CAP`).
     """
 
     model_config = SettingsConfigDict(
-        env_prefix="CAPC_", extra="ignore", frozen=True, validate_default=True
+        env_prefix="CAPC_",
+        extra="ignore",
+        frozen=True,
+        validate_default=True,
+        env_ignore_empty=True,  # CAPC_TTL= (empty) means unset, for every setting
     )
 
     base_url: str = DEFAULT_BASE_URL
@@ -80,7 +86,7 @@ class Settings(BaseSettings):
     min_models: int | None = Field(default=None, ge=0)
     stale_deadline: float = Field(default=5.0, gt=0)
     max_response_bytes: int = Field(default=64 * 2**20, ge=1024, le=512 * 2**20)
-    max_json_depth: int = Field(default=DEFAULT_MAX_JSON_DEPTH, ge=8, le=10_000)
+    max_json_depth: int = Field(default=DEFAULT_MAX_JSON_DEPTH, ge=8, le=MAX_JSON_DEPTH_CAP)
 
     @field_validator("base_url")
     @classmethod
