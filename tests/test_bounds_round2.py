@@ -181,3 +181,64 @@ def test_an_empty_variable_means_unset(name: str, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv(name, "")
     field = name.removeprefix("CAPC_").lower()
     assert getattr(load_settings(), field) == getattr(defaults, field)
+
+
+# -- 3: one wait per dead host and command ----------------------------------------------
+
+
+def test_a_host_that_hit_its_deadline_is_not_asked_again(
+    openrouter_server: FakeOpenRouter, tmp_path: Path
+) -> None:
+    """A stale models copy and three stale endpoints copies against a hanging server:
+    one request is made (the models list, cut at CAPC_STALE_DEADLINE); the endpoints
+    are served stale with a note saying why they were not fetched."""
+    from registry.sources.load import load_endpoints_for
+    from registry.sources.urls import endpoints_url
+
+    models = ["openai/gpt-4o-mini", "openai/gpt-5.1", "anthropic/claude-sonnet-4.5"]
+    settings = settings_for(openrouter_server, tmp_path, deadline=60, read_timeout=20,
+                            stale_deadline=0.2)  # fmt: skip
+    seeds = (Path(__file__).parents[1] / "registry" / "data").glob("seed-endpoints*")
+    listed = json.loads(next(iter(seeds)).read_bytes())["endpoints"]
+    old = datetime.now(UTC) - timedelta(days=3)
+    with MetadataCache(settings.cache_dir) as cache:
+        cache.store(models_url(settings), SEED_MODELS.read_bytes(), kind="models",
+                    fetched_at=old, max_shrink=1)  # fmt: skip
+        for model in models:
+            body = json.dumps(listed[model])
+            cache.store(endpoints_url(settings, model), body.encode(), kind="endpoints",
+                        fetched_at=old, max_shrink=1)  # fmt: skip
+    openrouter_server.script(MODELS, Reply(hang=True))
+    for model in models:
+        openrouter_server.script(f"/api/v1/models/{model}/endpoints", Reply(hang=True))
+    assert load_metadata(settings=settings).origin == "stale-cache"
+    notes: list[str] = []
+    for model in models:
+        assert load_endpoints_for(model, settings=settings, notes=notes) is not None
+    assert len(openrouter_server.requests) == 1  # the models list only
+    assert all("not fetched (127.0.0.1:" in n and "did not answer an earlier fetch" in n
+               and "deadline of 0.2 s reached" in n for n in notes), notes  # fmt: skip
+
+
+def test_the_deadline_note_follows_the_attempts() -> None:
+    """"HTTP 429 after 3 attempts (deadline of 6 s reached)", not "HTTP 429 (deadline of
+    6 s reached) after 3 attempts"."""
+    failed = FetchError("HTTP 429", source="x", status=429, attempts=3,
+                        why_stopped=" (deadline of 6 s reached)")  # fmt: skip
+    assert failed.summary == "HTTP 429 after 3 attempts (deadline of 6 s reached)"
+    once = FetchError("HTTP 429", source="x", attempts=1, why_stopped=" (deadline of 6 s reached)")
+    assert once.summary == "HTTP 429 (deadline of 6 s reached)"
+
+
+def test_raw_deflate_without_a_zlib_header_is_refused(
+    openrouter_server: FakeOpenRouter, tmp_path: Path
+) -> None:
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: no RFC 1950 header
+    body = packer.compress(SEED_MODELS.read_bytes()) + packer.flush()
+    openrouter_server.script(MODELS, Reply(body, headers={"Content-Encoding": "deflate"}))
+    settings = settings_for(openrouter_server, tmp_path, max_attempts=3)
+    with pytest.raises(FetchError, match=r"undecodable response \(Content-Encoding\)"):
+        fetch_url(models_url(settings), settings=settings)
+    assert openrouter_server.hits(MODELS) == 1  # not retried

@@ -28,6 +28,7 @@ __all__ = [
     "add_route_options",
     "default_path",
     "load_registry",
+    "log_records_as_notes",
     "notes_printed_here",
     "print_note",
     "progress_printer",
@@ -132,6 +133,30 @@ def print_note(message: str) -> None:
     from registry.redact import redact_text
 
     print(f"capc: {redact_text(message)}", file=sys.stderr)
+
+
+class _NoteHandler(logging.Handler):
+    """Prints each record as a note, through :func:`print_note`."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print_note(f"note: {record.getMessage()}")
+        except Exception:
+            self.handleError(record)
+
+
+@contextmanager
+def log_records_as_notes() -> Iterator[None]:
+    """Within, a warning logged under ``registry`` (a fallback, a stale copy, endpoints
+    not fetched) is printed as ``capc: note: ...`` on stderr, like every other note,
+    instead of Python's bare last-resort line."""
+    handler = _NoteHandler(logging.WARNING)
+    logger = logging.getLogger("registry")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 @contextmanager

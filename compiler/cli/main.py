@@ -17,7 +17,14 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from compiler.cli.common import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INPUT, CliError, Handler
+from compiler.cli.common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INPUT,
+    CliError,
+    Handler,
+    log_records_as_notes,
+)
 
 __all__ = ["COMMANDS", "main", "run"]
 
@@ -95,7 +102,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser, handlers = _parser(argv)
     args = parser.parse_args(argv)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), log_records_as_notes():
             warnings.showwarning = _show_warning
             return handlers[args.command](args)
     except BrokenPipeError:

@@ -87,19 +87,26 @@ def read_body(
     decoder = None if encoding in ("", "identity") else _Inflater(gzip=encoding != "deflate")
     chunks: list[bytes] = []
     total = 0
-    for raw in response.iter_raw():
-        for out in [raw] if decoder is None else decoder.feed(raw, room=limit - total + 1):
-            total += len(out)
-            if total > limit:
-                raise BodyRefused(too_large)
-            chunks.append(out)
-        if time.monotonic() > deadline_at:
-            raise BodyRefused(
-                f"deadline of {deadline:g} s reached while reading the body "
-                f"({total:,} bytes read)"
-            )
-    if decoder is not None:
-        decoder.finish()
+    try:
+        for raw in response.iter_raw():
+            for out in [raw] if decoder is None else decoder.feed(raw, room=limit - total + 1):
+                total += len(out)
+                if total > limit:
+                    raise BodyRefused(too_large)
+                chunks.append(out)
+            if time.monotonic() > deadline_at:
+                raise BodyRefused(
+                    f"deadline of {deadline:g} s reached while reading the body "
+                    f"({total:,} bytes read)"
+                )
+        if decoder is not None:
+            decoder.finish()
+    except BaseException:
+        # The traceback keeps this frame alive as long as the error is: free what was
+        # read (up to the whole limit) now, not when the last reference goes.
+        chunks.clear()
+        decoder = None
+        raise
     return b"".join(chunks)
 
 

@@ -57,7 +57,7 @@ from registry.metadata.shapes import EndpointList, ModelInfo
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH, check_depth
 from registry.sources.cache_entry import CacheEntry, Kind
 from registry.sources.cache_files import sweep_orphans, value_dirs
-from registry.sources.cache_open import open_diskcache
+from registry.sources.cache_open import disk_full_advice, is_disk_full, open_diskcache
 
 __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
 
@@ -230,8 +230,11 @@ class MetadataCache:
         try:
             yield
         except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
+            why = f"{exc}"
+            if is_disk_full(exc, self.directory):
+                why = disk_full_advice(f"{type(exc).__name__}: {exc}")
             raise CacheError(
-                f"cache {self.directory}: cannot {action}: {exc}", source=str(self.directory)
+                f"cache {self.directory}: cannot {action}: {why}", source=str(self.directory)
             ) from exc
 
     def close(self) -> None:
@@ -330,7 +333,7 @@ class MetadataCache:
         )
         blob = entry.to_bytes()
         cache = self._writable("store")
-        with self._errors("write"):
+        with self._errors("store"):
             cache.reset("sqlite_synchronous", _SYNC_FULL, update=False)
             try:
                 with cache.transact():

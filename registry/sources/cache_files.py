@@ -36,7 +36,7 @@ _COMPILED = "compiled"  # compiler.artifacts.compile_cache's folder
 _HEX2 = re.compile(r"[0-9a-f]{2}\Z")
 _VALUE = re.compile(r"[0-9a-f]{28}\.val\Z")
 
-_log = logging.getLogger("capc.cache")
+_log = logging.getLogger("registry.sources.cache")
 
 
 def _own(entry: os.DirEntry[str]) -> bool:

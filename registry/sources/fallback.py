@@ -178,6 +178,8 @@ def obtain(
                 )
             except FetchError as exc:
                 problem = f"fetch failed ({exc.summary})"
+                if exc.skipped:  # the host did not answer an earlier fetch of this run
+                    problem = f"not fetched ({exc.reason.removeprefix('not attempted: ')})"
             except MetadataError as exc:  # e.g. a model id that is not author/slug
                 problem = f"cannot fetch ({exc})"
             else:
