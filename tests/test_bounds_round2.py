@@ -242,3 +242,36 @@ def test_raw_deflate_without_a_zlib_header_is_refused(
     with pytest.raises(FetchError, match=r"undecodable response \(Content-Encoding\)"):
         fetch_url(models_url(settings), settings=settings)
     assert openrouter_server.hits(MODELS) == 1  # not retried
+
+
+def test_registry_warnings_print_as_capc_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from compiler.cli.common import log_records_as_notes
+
+    with log_records_as_notes():
+        logging.getLogger("registry.sources").warning("endpoints of a/b: fetch failed (x)")
+    assert capsys.readouterr().err == "capc: note: endpoints of a/b: fetch failed (x)\n"
+
+
+def test_the_no_endpoint_data_note_gives_the_reason(
+    openrouter_server: FakeOpenRouter, tmp_path: Path
+) -> None:
+    from compiler.intent import Intent
+    from compiler.request import compile_request
+    from registry.resolve.resolver import Registry
+
+    model = "openai/gpt-4o-mini"
+    openrouter_server.script(f"/api/v1/models/{model}/endpoints", Reply(hang=True))
+    settings = settings_for(openrouter_server, tmp_path, deadline=60, read_timeout=20,
+                            stale_deadline=0.2)  # fmt: skip
+    with MetadataCache(settings.cache_dir) as cache:
+        cache.store(models_url(settings), SEED_MODELS.read_bytes(), kind="models",
+                    fetched_at=datetime.now(UTC), max_shrink=1)  # fmt: skip
+    registry = Registry.load(settings=settings)
+    request = compile_request(Intent(stage="t", output_tokens=100), model, registry=registry,
+                              coverage="full")  # fmt: skip
+    [note] = [n for n in request.report.notes if n.startswith("no endpoint data")]
+    assert f"no endpoint data for {model} (fetch failed (deadline of 0.2 s reached" in note
+    assert note.endswith("the model-level figures were used, which an endpoint that serves "
+                         "it may not meet")  # fmt: skip
