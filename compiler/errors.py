@@ -208,8 +208,9 @@ class ReplyBlockedError(CompilerError):
         self.finish_reason = finish_reason
         self.refusal = refusal
         if reason == "refused":
-            what = (f"refused: the model declined to answer (a refusal of "
-                    f"{len(refusal or '')} characters, in .refusal; finish_reason "
+            size = len(refusal or "")
+            what = (f"refused: the model declined to answer (a refusal of {size} "
+                    f"character{'' if size == 1 else 's'}, in .refusal; finish_reason "
                     f"{finish_reason})")
         else:
             what = "filtered: a content filter stopped the reply (finish_reason content_filter)"

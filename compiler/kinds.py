@@ -56,7 +56,8 @@ KINDS: Mapping[str, str] = {
     "tools.dropped": "the endpoints list no tools parameter; the stage's tools were omitted",
     "tools.choice_mapped": "tool_choice mapped to the nearest mode the endpoints accept",
     "tools.not_strict": "a tool sent without strict: no structured_outputs, or a blocker",
-    "messages.breakpoint_dropped": "a cache_control marker over the model's budget was removed",
+    "messages.breakpoint_dropped":
+        "a cache_control marker over the model's budget, or on a removed part, was removed",
     "messages.part_dropped": "a media part the model cannot read was removed",
     "model.alias": "an alias id: the declarations of its published alias_target were used",
 }

@@ -16,7 +16,7 @@ from typing import Any
 
 from registry.resolve.capabilities import Provenance
 
-__all__ = ["Adjustment", "AdjustmentReport"]
+__all__ = ["TABLE_HEADER", "Adjustment", "AdjustmentReport"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,27 +114,43 @@ class AdjustmentReport:
                if self.tool_hashes else {}),
         }
 
-    def to_text(self) -> str:
-        """Render a readable table: one row per adjustment, then the context lines."""
+    def table_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """The adjustment table of :meth:`to_text`, one row of cells per adjustment
+        (columns :data:`TABLE_HEADER`; values as compact JSON, cut at 40 characters)."""
+        rows = []
+        for a in self.adjustments:
+            why = a.reason if a.evidence is None else f"{a.reason} [{a.evidence}]"
+            rows.append((a.kind, a.path, _cell(a.requested), _cell(a.applied, omitted=True), why))
+        return rows
+
+    def header_lines(self) -> list[str]:
+        """The lines :meth:`to_text` prints above the table: stage and model, metadata,
+        enforcement rung, notes."""
         lines = [
             f"stage {self.stage} / model {self.model}",
             f"metadata: {self.metadata}",
             f"output enforcement: {self.rung}",
         ]
-        lines += [f"note: {n}" for n in self.notes]
+        return lines + [f"note: {n}" for n in self.notes]
+
+    def to_text(self) -> str:
+        """Render a readable table: one row per adjustment, then the context lines."""
+        lines = self.header_lines()
         if not self.adjustments:
             lines.append("no adjustments: the request is exactly what the stage asked for")
             return "\n".join(lines)
-        rows = [("KIND", "PATH", "REQUESTED", "APPLIED", "REASON / EVIDENCE")]
-        for a in self.adjustments:
-            why = a.reason if a.evidence is None else f"{a.reason} [{a.evidence}]"
-            rows.append((a.kind, a.path, _cell(a.requested), _cell(a.applied, omitted=True), why))
+        rows = [TABLE_HEADER, *self.table_rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for r in rows:
             lines.append(
                 "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
             )
         return "\n".join(lines)
+
+
+#: The columns of :meth:`AdjustmentReport.table_rows`, as :meth:`~AdjustmentReport.to_text`
+#: titles them.
+TABLE_HEADER = ("KIND", "PATH", "REQUESTED", "APPLIED", "REASON / EVIDENCE")
 
 
 def _cell(value: Any, *, omitted: bool = False) -> str:

@@ -78,6 +78,8 @@ class DeclarationError(RegistryError):
         line: 1-based line number, or ``None`` when the problem has no position.
         column: 1-based column, or ``None``.
         key_path: dotted key path inside the file (``models.anthropic/*.reasoning``).
+        problems: the located problems this error combines (each a
+            :class:`DeclarationError`), or ``()`` for a single problem.
     """
 
     def __init__(
@@ -94,6 +96,7 @@ class DeclarationError(RegistryError):
         self.column = column
         self.key_path = key_path
         self.detail = message
+        self.problems: tuple[DeclarationError, ...] = ()
         where = file
         if line is not None:
             where += f":{line}"

@@ -7,9 +7,11 @@ that are valid, invalid, fenced, wrapped or carry absent nulls, each rendered as
 attempt's recipe says a model would send it. The outcome of a reply is ``(valid,
 sorted JSON paths)``; the expected one is :meth:`CompiledRequest.parse_reply`'s.
 
-Every first attempt also gets responses that hold no answer (:data:`BLOCKED`: a refusal,
-a content filter, an error with HTTP 200); their outcome (:attr:`Case.blocked`) is what
-:meth:`CompiledRequest.parse_response` raises: ``refused``, ``filtered`` or ``error``.
+Every first attempt also gets responses of other shapes (:data:`BLOCKED`: a refusal, a
+content filter, errors with HTTP 200 (an object, a string, a choice-level one), content as
+a list of text parts); their outcome (:attr:`Case.valid`, :attr:`Case.paths`,
+:attr:`Case.blocked`) is :meth:`CompiledRequest.parse_response`'s: ``blocked`` is
+``refused``, ``filtered``, ``error`` or ``None`` (an answer, valid or not).
 """
 
 from __future__ import annotations
@@ -156,23 +158,56 @@ def _error(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any])
     out["error"] = {"code": 502, "message": "upstream failed mid-generation"}
 
 
-#: Responses with no answer to validate: name -> how to make one from a valid response.
+def _error_string(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]) -> None:
+    out["error"] = "boom"
+    del out["choices"]
+
+
+def _error_string_choices(
+    out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]
+) -> None:
+    out["error"] = "boom"  # a valid answer beside it: still a provider error
+
+
+def _choice_error(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]) -> None:
+    choice["error"] = {"code": 502, "message": "upstream failed", "metadata": {}}
+
+
+def _text_parts(out: dict[str, Any], choice: dict[str, Any], message: dict[str, Any]) -> None:
+    text = message.get("content")
+    if isinstance(text, str):  # not at rung tool: the arguments carry the answer there
+        message["content"] = [{"type": "text", "text": text[:7]},
+                              {"type": "text", "text": text[7:]}]
+
+
+#: Responses to every first attempt beside the plain one: name -> how to make one from a
+#: valid response. All but ``text_parts`` hold no answer to validate.
 BLOCKED = {"refusal": _refusal, "refusal_part": _refusal_part, "filtered": _filtered,
-           "error": _error}
+           "error": _error, "error_string": _error_string,
+           "error_string_choices": _error_string_choices, "choice_error": _choice_error,
+           "text_parts": _text_parts}
 
 
 def blocked_outcome(parse_response: Any, response: dict[str, Any]) -> str | None:
     """``refused``/``filtered`` (:class:`ReplyBlockedError`), ``error``
     (:class:`ProviderError`) or ``None`` (an answer: valid or not) of one response."""
+    return response_outcome(parse_response, response)[2]
+
+
+def response_outcome(
+    parse_response: Any, response: dict[str, Any]
+) -> tuple[bool, tuple[str, ...], str | None]:
+    """``(valid, sorted distinct JSON paths, blocked)`` of one response: ``blocked`` is
+    ``refused``/``filtered``/``error`` (then ``(False, ())``) or ``None``."""
     try:
         parse_response(response)
     except ReplyBlockedError as exc:
-        return exc.reason
+        return False, (), exc.reason
     except ProviderError:
-        return "error"
-    except ReplyValidationError:
-        return None
-    return None
+        return False, (), "error"
+    except ReplyValidationError as exc:
+        return False, tuple(sorted({p for p, _ in exc.errors})), None
+    return True, (), None
 
 
 def outcome(parse: Any, text: str) -> tuple[bool, tuple[str, ...]]:
@@ -234,7 +269,7 @@ def build(tmp: Path, shared: Path) -> tuple[Path, list[Case], list[Any]]:
         for name in BLOCKED:
             case = Case(f"{item.stage}|{item.model}|0|{name}", item.stage, item.model, 0,
                         first.rung, valid_text, False, (), variant=name)
-            got = blocked_outcome(first.parse_response, case.response(tool))
+            valid, paths, got = response_outcome(first.parse_response, case.response(tool))
             cases.append(Case(case.id, case.stage, case.model, 0, case.rung, case.text,
-                              False, (), variant=name, blocked=got))
+                              valid, paths, variant=name, blocked=got))
     return lock, cases, items

@@ -207,7 +207,9 @@ def test_cli_writes_the_page_and_reports_an_unwritable_path(
     captured = capsys.readouterr()
     assert "STAGE" in captured.out and f"wrote {out}" in captured.err
     assert page_data(out.read_text(encoding="utf-8"))["kind"] == "audit"
-    assert main(["audit", *args, "--html", str(tmp_path / "missing" / "a.html")]) == 2
+    assert main(["audit", *args, "--html", str(tmp_path / "missing" / "b.html")]) == 0
+    capsys.readouterr()  # missing folders are created; a file in the way is an error
+    assert main(["audit", *args, "--html", str(out / "a.html")]) == 2
     err = capsys.readouterr().err
     assert "cannot write the page" in err and "Traceback" not in err
 

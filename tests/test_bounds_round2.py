@@ -247,9 +247,9 @@ def test_raw_deflate_without_a_zlib_header_is_refused(
 def test_registry_warnings_print_as_capc_notes(capsys: pytest.CaptureFixture[str]) -> None:
     import logging
 
-    from compiler.cli.common import log_records_as_notes
+    from compiler.cli.common import notes_on_stderr
 
-    with log_records_as_notes():
+    with notes_on_stderr():
         logging.getLogger("registry.sources").warning("endpoints of a/b: fetch failed (x)")
     assert capsys.readouterr().err == "capc: note: endpoints of a/b: fetch failed (x)\n"
 

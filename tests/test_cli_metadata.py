@@ -148,7 +148,7 @@ def test_refresh_faults_end_in_good_data_and_one_line(
         return
     assert code == 1
     assert out.startswith(f"models: kept {len(SEED)} models from ")
-    assert err.count("\n") == 1 and err.startswith("capc: refresh failed: ")
+    assert err.count("\n") == 1 and err.startswith("capc: error: refresh failed: ")
     assert phrase in err and "serving the cached copy from" in err and "3 days old" in err
 
 
@@ -181,17 +181,33 @@ def test_refresh_without_cache_falls_back_to_seed(
 def test_progress_only_on_a_terminal(
     online: FakeOpenRouter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Progress lines go to stderr on a TTY, and never in --json mode."""
+    """Each request is a progress step on a TTY (the spinner's line), never in --json
+    mode (tests/test_cli_terminal.py runs the spinner itself in a pseudo-terminal)."""
     online.script(MODELS, Reply(status=500), Reply(FULL))
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    steps = _progress_steps(monkeypatch)
     code, _, err = run(capsys, "refresh")
-    assert code == 0
-    assert err.splitlines() == [
-        f"capc: GET {online.base_url}/models ...",
-        f"capc: GET {online.base_url}/models (attempt 2 of 4) ...",
+    assert code == 0 and err == ""
+    assert steps == [
+        f"GET {online.base_url}/models",
+        f"GET {online.base_url}/models (attempt 2 of 4)",
     ]
+    steps.clear()
     code, _, err = run(capsys, "refresh", "--json")
-    assert (code, err) == (0, "")
+    assert (code, err, steps) == (0, "", [])
+
+
+def _progress_steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make stderr look like a terminal and record each progress step of a wait (the
+    spinner itself never starts: its delay is an hour)."""
+    from compiler.cli import terminal
+
+    steps: list[str] = []
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(terminal, "PROGRESS_DELAY", 3600.0)
+    update = terminal.Wait.__call__
+    monkeypatch.setattr(terminal.Wait, "__call__",
+                        lambda self, line: (steps.append(line), update(self, line))[1])
+    return steps
 
 
 def _endpoints_of(model_id: str) -> tuple[str, dict[str, object]]:
@@ -278,7 +294,8 @@ def test_refresh_all_endpoints_covers_the_refreshed_list(
         f"endpoints of {ids[0]}: fetched 1 endpoints",
         "endpoints: fetched for 2 of 3 models",
     ]
-    assert err.count("\n") == 1 and err.startswith("capc: refresh failed: ") and ids[2] in err
+    assert err.count("\n") == 1 and ids[2] in err
+    assert err.startswith("capc: error: refresh failed: ")
     assert [online.hits(_endpoints_of(i)[0]) for i in ids] == [1, 1, 1]
     code, out, _ = run(capsys, "refresh", "--all-endpoints", "--json")
     payload = json.loads(out)
@@ -290,23 +307,24 @@ def test_refresh_all_endpoints_covers_the_refreshed_list(
 def test_refresh_endpoints_progress_counts_on_a_terminal(
     online: FakeOpenRouter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a TTY each model gets a counter line before its request; never with --json."""
+    """On a TTY each model gets a counter step before its request; never with --json."""
     online.script(MODELS, Reply(FULL))
     for model_id in ("x/one", "x/two"):
         path, body = _endpoints_of(model_id)
         online.script(path, Reply(body))
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    steps = _progress_steps(monkeypatch)
     code, _, err = run(capsys, "refresh", "--endpoints", "x/one", "x/two")
-    assert code == 0
-    assert err.splitlines() == [
-        f"capc: GET {online.base_url}/models ...",
-        "capc: endpoints 1/2 x/one ...",
-        f"capc: GET {online.base_url}/models/x/one/endpoints ...",
-        "capc: endpoints 2/2 x/two ...",
-        f"capc: GET {online.base_url}/models/x/two/endpoints ...",
+    assert code == 0 and err == ""
+    assert steps == [
+        f"GET {online.base_url}/models",
+        "endpoints 1/2 x/one",
+        f"GET {online.base_url}/models/x/one/endpoints",
+        "endpoints 2/2 x/two",
+        f"GET {online.base_url}/models/x/two/endpoints",
     ]
+    steps.clear()
     code, _, err = run(capsys, "refresh", "--endpoints", "x/one", "--json")
-    assert (code, err) == (0, "")
+    assert (code, err, steps) == (0, "", [])
 
 
 def test_refresh_failure_in_a_real_process_has_no_traceback(
@@ -327,7 +345,7 @@ def test_refresh_failure_in_a_real_process_has_no_traceback(
     )
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
-        "capc: refresh failed: fetch failed (cannot connect after 2 attempts); "
+        "capc: error: refresh failed: fetch failed (cannot connect after 2 attempts); "
         "no usable cached copy, using the bundled seed (as of 2026-08-19)"
     ]
 

@@ -44,7 +44,7 @@ LINEAR = [
     r"^[a-z]+$",
     r"^\d{3}-\d{4}$",
     r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$",
-    r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+    r"^[^@\s]+@[^@\s]+\.[^@\s]+$",  # quadratic (degree 2): admitted, strings bounded
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
     r"^([A-Z][a-z]+ )*[A-Z][a-z]+$",
     r"^(cat|dog)+$",

@@ -67,15 +67,17 @@ def test_python_reader_agrees(
 
 #: What CompiledRequest.parse_response raises for each response with no answer.
 BLOCKED = {"refusal": "refused", "refusal_part": "refused", "filtered": "filtered",
-           "error": "error"}
+           "error": "error", "error_string": "error", "error_string_choices": "error",
+           "choice_error": "error", "text_parts": None}
 
 
 def test_python_reader_blocks_what_parse_response_blocks(
     corpus: tuple[Path, list[lock_corpus.Case], Any]
 ) -> None:
-    """A refusal, a content filter and an error in a response: the lock reader raises the
-    same ReplyBlockedError / ProviderError as the compiled request, never a validation
-    failure, at every rung."""
+    """A refusal, a content filter and an error in a response (an object, a string, a
+    choice-level one): the lock reader raises the same ReplyBlockedError / ProviderError as
+    the compiled request, never a validation failure, at every rung; content as text parts
+    is read as their joined text (valid) by both."""
     lock_path, cases, _ = corpus
     lock = load_lock(lock_path)
     blocked = [c for c in cases if c.variant is not None]
@@ -84,10 +86,13 @@ def test_python_reader_blocks_what_parse_response_blocks(
     for case in blocked:
         req = lock.request(case.stage, case.model).plan[case.attempt]
         tool = None if req.reply is None else req.reply["tool"]
-        got = lock_corpus.blocked_outcome(req.parse_response, case.response(tool))
+        got = lock_corpus.response_outcome(req.parse_response, case.response(tool))
         assert case.variant is not None
-        if not (got == case.blocked == BLOCKED[case.variant]):
-            wrong.append((case.id, case.blocked, got))
+        want = (case.valid, case.paths, case.blocked)
+        if not (got == want and case.blocked == BLOCKED[case.variant]):
+            wrong.append((case.id, want, got))
+        if case.variant == "text_parts" and not case.valid:
+            wrong.append((case.id, "text parts are not read as the valid reply", got))
     assert wrong == []
 
 

@@ -355,8 +355,12 @@ def test_capc_reply_exit_codes(
             "--stages", str(ROOT / "stages.yaml"), "--models", str(ROOT / "models.yaml")]
     assert main(argv) == code
     out, err = capsys.readouterr()
-    if code == 2:
-        assert out == "" and err.startswith("capc: error:") and "Traceback" not in err
+    if code == 2:  # a provider error: one object on stdout (--json), the message on stderr
+        assert err.startswith("capc: error:") and "Traceback" not in err
+        shown = json.loads(out)
+        assert shown["outcome"] == "error" and shown["valid"] is False
+        assert shown["kind"] and "status" in shown
+        assert shown["ok"] is False and shown["error"]["kind"] == "provider_rate_limit"
     else:
         assert json.loads(out)["valid"] is (code == 0)
 

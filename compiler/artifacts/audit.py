@@ -34,7 +34,8 @@ from compiler.pricing.prices import decimal_text
 from registry.resolve.resolver import Registry
 
 __all__ = [
-    "AuditRow", "audit", "audit_to_json", "reasoning_allowance", "render_audit", "row_status",
+    "AuditRow", "audit", "audit_table", "audit_to_json", "reasoning_allowance", "render_audit",
+    "row_status",
 ]
 
 
@@ -240,18 +241,15 @@ def _kinds_cell(adjustments: Mapping[str, int]) -> str:
     return f"{total}: " + ", ".join(f"{k} {n}" for k, n in adjustments.items())
 
 
-def render_audit(rows: Sequence[AuditRow], registry: Registry) -> str:
-    """Render the audit as a table, then notes and the cost formula.
-
-    Args:
-        rows: from :func:`audit`.
-        registry: the registry audited (names the metadata).
-
-    Returns:
-        The text, without a final newline.
-    """
-    table = [("STAGE", "MODEL", "RUNG", "REASONING", "LIMIT", "DROPPED", "COST_USD")]
-    kinds = []
+def audit_table(
+    rows: Sequence[AuditRow], registry: Registry
+) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]:
+    """The cells of :func:`render_audit`: the header, one row per pair (the last
+    column ``ADJUSTMENTS``, adjustments by kind), and the lines after the table (notes,
+    the metadata, the cost formula)."""
+    header = ("STAGE", "MODEL", "RUNG", "REASONING", "LIMIT", "DROPPED", "COST_USD",
+              "ADJUSTMENTS")  # fmt: skip
+    table: list[tuple[str, ...]] = []
     notes: list[str] = []
     for row in rows:
         where = f"{row.stage} / {row.model}"
@@ -274,20 +272,35 @@ def render_audit(rows: Sequence[AuditRow], registry: Registry) -> str:
                 limit,
                 ",".join(row.dropped) or "-",
                 usd,
+                _kinds_cell(row.adjustments),
             )
         )
-        kinds.append(_kinds_cell(row.adjustments))
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + "  " + k
-        for r, k in zip(table, ["ADJUSTMENTS", *kinds], strict=True)
-    ]
-    lines += [f"note: {n}" for n in notes]
-    lines += [
+    after = [f"note: {n}" for n in notes]
+    after += [
         f"metadata: {registry.catalog.describe()}",
         "COST_USD: worst case of one call = estimated prompt tokens x prompt price "
         "+ LIMIT x completion price, the reasoning allowance at the internal_reasoning "
         "price where one is published; the prompt estimate is the instruction message "
         "and the tool definitions plus the stage's estimated_prompt_tokens",
     ]
-    return "\n".join(lines)
+    return header, table, after
+
+
+def render_audit(rows: Sequence[AuditRow], registry: Registry) -> str:
+    """Render the audit as a table, then notes and the cost formula.
+
+    Args:
+        rows: from :func:`audit`.
+        registry: the registry audited (names the metadata).
+
+    Returns:
+        The text, without a final newline.
+    """
+    header, table, after = audit_table(rows, registry)
+    cells = [header, *table]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header) - 1)]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]
+        for r in cells
+    ]
+    return "\n".join(lines + after)

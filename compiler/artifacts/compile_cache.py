@@ -34,7 +34,7 @@ from typing import Any
 
 from registry.paths import default_cache_dir
 
-__all__ = ["CompileCache", "contract_files", "stage_files"]
+__all__ = ["CompileCache", "compile_cache_entries", "contract_files", "stage_files"]
 
 _FORMAT = "capc-compile-cache/1"
 
@@ -145,6 +145,36 @@ class CompileCache:
             os.replace(tmp, self.path)
         except OSError:
             return
+
+
+def compile_cache_entries(directory: Path) -> list[dict[str, Any]]:
+    """List the compile cache under ``directory`` (``$CAPC_CACHE_DIR``), for ``capc cache
+    info``.
+
+    Returns:
+        One ``{"stage", "model", "bytes", "modified", "path"}`` per entry file of
+        ``directory/compiled``, newest first (``modified``: ISO 8601 UTC, seconds;
+        ``stage`` and ``model`` ``None`` for a file that does not read as an entry).
+    """
+    from datetime import UTC, datetime
+
+    rows = []
+    for path in (directory / "compiled").glob("*.json"):
+        stage: str | None = None
+        model: str | None = None
+        try:
+            info = path.stat()
+        except OSError:  # removed meanwhile
+            continue
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))["json"]["report"]
+            stage, model = str(report["stage"]), str(report["model"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        moment = datetime.fromtimestamp(info.st_mtime, UTC)
+        rows.append({"stage": stage, "model": model, "bytes": info.st_size,
+                     "modified": moment.isoformat(timespec="seconds"), "path": str(path)})
+    return sorted(rows, key=lambda row: (row["modified"], row["path"]), reverse=True)
 
 
 def contract_files(spec: str | None, base_dir: Path) -> Sequence[Path]:

@@ -370,6 +370,7 @@ def load_locks(
         LockFileError: an input is neither a valid lock nor a models list, or the two
             inputs are of different kinds.
         DeclarationError: models.yaml or stages.yaml is invalid.
+        MetadataError: a URL input could not be fetched or is not a models list.
         ContractError: a stage's contract does not import.
     """
     sides: list[tuple[str, dict[str, Any]]] = []
@@ -379,6 +380,8 @@ def load_locks(
         try:
             registry = registry_for(location)
         except MetadataError as not_models:
+            if "://" in location:  # a URL is a models list (a lock is read from a file)
+                raise
             try:
                 sides.append(("lock file", read_lock(location)))
             except LockFileError as not_lock:

@@ -14,7 +14,7 @@ Shape (``format`` 2; the full JSON Schema is :func:`lock_json_schema`)::
      "metadata": {"source": ..., "fetched_at": ..., "text": ...},
      "inputs": {"metadata", "endpoints", "models_yaml", "stages_yaml", "contracts"},
      "client": {"method": "POST", "base_url", "path", "headers": [NAME, ...]},
-     "contracts": {CONTRACT_SHA256: {"name", "spec", "schema", "unchecked"}},
+     "contracts": {CONTRACT_SHA256: {"name", "spec", "schema", "unchecked", "regex_engine"}},
      "schemas": {SHOWN_SHA256: projected schema},
      "evidence": {TEXT: record}, "schema_adjustments": {SHA256: [adjustment, ...]},
      "stages": {STAGE: {MODEL: {"status": "ok" | "error", "request", "instructions",

@@ -35,8 +35,16 @@ _SEED = "bundled seed"
 
 
 def _sha256_file(path: Path) -> str | None:
+    """The file's SHA-256, streamed; ``None`` when it cannot be read or is not a regular
+    file (a device such as ``/dev/zero`` or a FIFO is never opened: it would not end)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        if not path.is_file():
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
     except OSError:
         return None
 
@@ -279,6 +287,8 @@ def input_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     was, now = old.get("contracts") or {}, new.get("contracts") or {}
     for path in sorted(set(was) | set(now)):
         if was.get(path) != now.get(path):
-            lines.append(f"contract module {path}: {_short(was.get(path))} -> "
+            what = ("tool schema file" if str(path).lower().endswith(".json")
+                    else "contract module")
+            lines.append(f"{what} {path}: {_short(was.get(path))} -> "
                          f"{_short(now.get(path))}")
     return lines

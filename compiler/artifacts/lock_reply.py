@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from compiler.compiled import CompiledRequest
 from compiler.reply.outcome import forced_tool
+from compiler.schema.budgets import uses_python_re
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import thaw_json
 
@@ -98,12 +99,16 @@ def contract_record(contract: OutputContract, spec: str | None) -> dict[str, Any
     """Return the lock's record of a contract (keyed by ``contract.sha256``).
 
     Returns:
-        ``{"name", "spec", "schema", "unchecked"}``; ``schema`` is what pydantic
-        validates, constraints included (``pattern``, ``minimum``, ``format``).
+        ``{"name", "spec", "schema", "unchecked", "regex_engine"}``; ``schema`` is what
+        pydantic validates, constraints included (``pattern``, ``minimum``, ``format``);
+        ``regex_engine`` is ``"python-re"`` when pydantic runs some pattern with
+        Python's ``re`` (:func:`compiler.schema.budgets.uses_python_re`).
     """
+    python_re = uses_python_re(contract.target, contract.adapter.core_schema)
     return {
         "name": contract.name,
         "spec": spec,
         "schema": thaw_json(contract.schema),
         "unchecked": unchecked(contract),
+        "regex_engine": "python-re" if python_re else "rust-regex",
     }

@@ -273,6 +273,12 @@ class LockContract(_Strict):
     unchecked: list[str]
     """What the schema cannot express, so a JSON Schema validator does not check it:
     custom validators, and pydantic's lax coercions (``"3"`` for an integer)."""
+    regex_engine: Literal["rust-regex", "python-re"] = "rust-regex"
+    """The engine pydantic runs the contract's ``pattern`` values with: ``python-re``
+    (Python's ``re``, backtracking) when any part of the contract asks for it, else
+    ``rust-regex`` (linear time). A reader should bound the strings a backtracking
+    engine runs on (``compiler.reply.bounds.MAX_PYTHON_RE_CHARS``); absent in older
+    locks: ``rust-regex``."""
 
 
 class LockInput(_Strict):

@@ -18,10 +18,7 @@ equals the stored one, it validates instead, exactly as
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import copy
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +27,9 @@ from typing import Any
 from compiler.artifacts.lock import LockFileError, read_lock
 from compiler.compiled import OPENAI_SDK_PARAMETERS
 from compiler.errors import ReplyValidationError
-from compiler.reply.null_plan import null_plan, undo_nulls
-from compiler.reply.parse import MAX_REPLY_CHARS, too_many_values, unfence
+from compiler.reply.bounds import has_patterns
+from compiler.reply.response import text_of
+from compiler.reply.schema_check import check_reply
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import freeze_json
 from compiler.schema.projected import Projection
@@ -103,7 +101,9 @@ class LockedRequest:
 
     def reply_text(self, response: Mapping[str, Any]) -> str:
         """Return the text to parse from a chat-completions response (a JSON object):
-        ``choices[0].message.content``, or at rung ``tool`` the forced call's arguments.
+        ``choices[0].message.content`` (a list of content parts: its ``text`` parts
+        joined, as ``CompiledRequest.parse_response`` reads it), or at rung ``tool`` the
+        forced call's arguments.
 
         Raises:
             ReplyValidationError: the response has no such text (path ``$``).
@@ -118,16 +118,18 @@ class LockedRequest:
             content = message["content"]
         except (KeyError, IndexError, TypeError) as exc:
             raise ReplyValidationError([("$", f"no reply text in the response ({exc!r})")]) from exc
-        if not isinstance(content, str):
+        text = text_of(content)
+        if text is None:
             raise ReplyValidationError([("$", "the response's content is not text")])
-        return content
+        return text
 
     def parse_response(self, response: Mapping[str, Any], *, contract: bool = True) -> Any:
         """:meth:`parse_reply` of :meth:`reply_text`, after the check for a response that
         holds no answer (the rule of ``CompiledRequest.parse_response``).
 
         Raises:
-            ProviderError: the response carries an error object, or ``finish_reason`` is
+            ProviderError: the response carries a non-null ``error`` (top level or
+                ``choices[0].error``; an object or a string), or ``finish_reason`` is
                 ``error``.
             ReplyBlockedError: a refusal (``message.refusal``, a refusal content part) or
                 ``finish_reason: content_filter``: not a validation failure.
@@ -239,76 +241,15 @@ class Lock:
         return self._types[sha256]
 
     def check(self, text: str, recipe: Mapping[str, Any], projection: Projection) -> Any:
-        """The recipe applied with JSON Schema only (see :meth:`LockedRequest.parse_reply`)."""
-        if len(text) > MAX_REPLY_CHARS:
-            raise ReplyValidationError([("$", f"Reply is longer than {MAX_REPLY_CHARS:,} "
-                                              "characters")])
-        if recipe["strip_fence"]:
-            text = unfence(text)
-        too_many = too_many_values(text)
-        if too_many is not None:
-            raise ReplyValidationError([("$", too_many)])
-        try:
-            data = json.loads(text, parse_constant=_no_constant)
-        except ValueError as exc:
-            raise ReplyValidationError([("$", f"Invalid JSON: {exc}")]) from None
-        plan = null_plan(projection)
-        if plan is not None:
-            undo_nulls(data, plan)
-        where: list[int | str] = []
-        wrapper = recipe["wrapped_root"]
-        if wrapper is not None:
-            if not isinstance(data, dict):
-                raise ReplyValidationError(
-                    [("$", f"Input should be an object with property {wrapper!r}")])
-            if wrapper not in data:
-                raise ReplyValidationError([(_path([wrapper]), "Field required")])
-            data, where = data[wrapper], [wrapper]
-        errors = [f for e in self._validator(recipe["contract"]).iter_errors(data)
-                  for f in _branch_errors(e)]
-        if errors:
-            errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
-            raise ReplyValidationError([_located(e, where) for e in errors])
-        return data
-
-    def _validator(self, sha256: str) -> Any:
-        if sha256 not in self._validators:
-            from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
-            schema = self.document["contracts"][sha256]["schema"]
-            self._validators[sha256] = Draft202012Validator(
-                schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-        return self._validators[sha256]
-
-
-def _is_null(schema: Any) -> bool:
-    return bool(schema == {"type": "null"})
-
-
-def _branch_errors(error: Any) -> list[Any]:
-    """A failed ``anyOf``/``oneOf`` whose value is not null and that has one non-null
-    branch (an optional field) reports that branch's errors, as pydantic does."""
-    if error.validator not in ("anyOf", "oneOf") or error.instance is None:
-        return [error]
-    real = [i for i, b in enumerate(error.validator_value) if not _is_null(b)]
-    if len(real) != 1:
-        return [error]
-    inner = [e for e in error.context if e.relative_schema_path[0] == real[0]]
-    return [f for e in inner for f in _branch_errors(e)] or [error]
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _located(error: Any, where: list[int | str]) -> tuple[str, str]:
-    steps = [*where, *error.absolute_path]
-    if error.validator == "required":
-        name = str(error.message).removesuffix(" is a required property")
-        with contextlib.suppress(ValueError, SyntaxError):
-            steps.append(ast.literal_eval(name))
-        return _path(steps), "Field required"
-    return _path(steps), str(error.message).split("\n", 1)[0][:200]
+        """The recipe applied with JSON Schema only (see :meth:`LockedRequest.parse_reply`),
+        under parse_reply's bounds (:func:`compiler.reply.schema_check.check_reply`)."""
+        record = self.document["contracts"][recipe["contract"]]
+        return check_reply(
+            text, schema=record["schema"], sha256=recipe["contract"],
+            python_re=record.get("regex_engine") == "python-re"
+            and has_patterns(recipe["contract"], record["schema"]),
+            strip_fence=recipe["strip_fence"], projection=projection,
+            wrapper=recipe["wrapped_root"])
 
 
 def load_lock(path: str | Path) -> Lock:

@@ -22,7 +22,10 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     load_registry,
+    print_error,
+    print_note,
 )
+from compiler.cli.terminal import add_wide_option, print_table, stdout_console, waiting
 
 __all__ = ["register"]
 
@@ -39,6 +42,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """
     lock = sub.add_parser(
         "lock",
+        epilog="example: capc lock --metadata models-2026-08-19.json --check",
         help="compile every stage for every listed model into a lock file",
         description="Compile each stage for each model in its stages.yaml 'models' list and "
         "write one deterministic JSON document (default: capc.lock.json next to stages.yaml).",
@@ -51,14 +55,15 @@ def register(sub: Any) -> dict[str, Handler]:
         action="store_true",
         help="write nothing; exit 1 when the lock on disk differs from a fresh one",
     )
-    lock.add_argument(
-        "--schema", action="store_true", help="print the JSON Schema of the lock format"
+    lock.add_argument(  # kept for scripts; capc schema lock is the offered spelling
+        "--schema", action="store_true", help=argparse.SUPPRESS
     )
     add_common_options(lock)
     add_route_options(lock)
 
     audit = sub.add_parser(
         "audit",
+        epilog="example: capc audit --model 'anthropic/*' --html audit.html",
         help="print a stage x model matrix of what each model receives, and its cost",
         description="For each stage and listed model: enforcement rung, reasoning sent, "
         "length limit, parameters dropped, adjustments by kind and the worst-case cost "
@@ -70,9 +75,11 @@ def register(sub: Any) -> dict[str, Handler]:
                        help="also write the audit as one self-contained HTML page")
     add_common_options(audit)
     add_route_options(audit)
+    add_wide_option(audit)
 
     diff = sub.add_parser(
         "diff",
+        epilog="example: capc diff old.lock.json capc.lock.json",
         help="list the settings that changed between two lock files or two metadata snapshots",
         description="Compare two lock files, or two OpenRouter models lists compiled against "
         "the same models.yaml and stages.yaml. Exit 0 when nothing changed, 1 when something "
@@ -82,7 +89,7 @@ def register(sub: Any) -> dict[str, Handler]:
     diff.add_argument("new", metavar="NEW", help="new lock file or models list")
     diff.add_argument("--html", metavar="FILE",
                       help="also write the changed pairs as one self-contained HTML page")
-    add_common_options(diff)
+    add_common_options(diff, metadata=False)  # OLD and NEW are the metadata
     return {"lock": _cmd_lock, "audit": _cmd_audit, "diff": _cmd_diff}
 
 
@@ -98,6 +105,11 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     from compiler.artifacts.lock_schema import lock_json_schema
 
     if args.schema:
+        given = [name for name, value in (("--check", args.check), ("--output", args.output))
+                 if value]  # fmt: skip
+        if given:
+            raise CliError(f"{given[0]} does not apply to the lock schema; use capc schema "
+                           "lock", EXIT_INPUT, kind="usage")  # fmt: skip
         print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
         return EXIT_OK
     registry = load_registry(args)
@@ -110,7 +122,8 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         if args.output
         else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
     )
-    items = compile_all(registry, coverage=args.coverage)
+    with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
+        items = compile_all(registry, coverage=args.coverage)
     document = build_lock(registry, items, endpoints=args.endpoints)
     text = dump_lock(document)
     failed = [
@@ -194,7 +207,7 @@ def _check(
         payload = {**summary, "up_to_date": False, "inputs_changed": inputs,
                    "changes": [c.to_dict() for c in changes]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
-    print(f"capc: lock {output} {why}; run 'capc lock' to update it", file=sys.stderr)
+    print_error(f"lock {output} {why}; run 'capc lock' to update it")
     return EXIT_FAILED
 
 
@@ -211,8 +224,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from compiler.artifacts.audit import audit, audit_to_json, render_audit
 
     registry = load_registry(args)
+    if registry.stages_file is None:  # as capc lock: no matrix without stages
+        raise CliError("no stages.yaml here; give --stages PATH", EXIT_INPUT)
+    if args.stage is not None:
+        registry.stage(args.stage)  # an unknown stage is an error with a did-you-mean
     if not args.html:
-        rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
+        with waiting(args, "compiling every stage for its models"):
+            rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
     else:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -220,13 +238,41 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
         # Hashing the input files (a megabyte of metadata) releases the GIL: it runs
         # beside the audit instead of after it.
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        with ThreadPoolExecutor(max_workers=1) as pool, waiting(args, "compiling the audit"):
             hashing = pool.submit(registry_inputs, registry, getattr(args, "endpoints", None))
             rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
             inputs = hashing.result()
         _write_page(args.html, audit_page(rows, registry, inputs=inputs))
-    print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
+    console = stdout_console(args)
+    if console is not None:  # a terminal: the table fits its width
+        from compiler.artifacts.audit import audit_table
+
+        header, table, after = audit_table(rows, registry)
+        print_table(console, header, table, wrap=len(header) - 1, wide=args.wide,
+                    styles={2: _rung_style})  # fmt: skip
+        for line in after:
+            console.print(line)
+    else:
+        print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
+    if not rows:
+        _say_no_match(args, registry)
     return EXIT_OK
+
+
+def _rung_style(cell: str) -> str | None:
+    return {"error": "bold red", "n/a": "dim", "prompt": "yellow"}.get(cell)
+
+
+def _say_no_match(args: argparse.Namespace, registry: Any) -> None:
+    """A note for an audit whose filters (or models lists) leave no pair."""
+    filters = " and ".join(f"{flag} {value!r}" for flag, value in
+                           (("--stage", args.stage), ("--model", args.model)) if value)
+    if filters:
+        listed = sorted({m for s in registry.stage_names() for m in registry.stage(s).models})
+        hint = f" (the stages list {', '.join(listed[:6])}{', ...' if len(listed) > 6 else ''})"
+        print_note(f"no stage/model pair matches {filters}{hint if listed else ''}")
+    else:
+        print_note("no stage lists a model: nothing to audit (add a models: list to a stage)")
 
 
 def _write_page(path: str, text: str) -> None:
@@ -237,7 +283,7 @@ def _write_page(path: str, text: str) -> None:
     except OSError as exc:
         raise CliError(f"{path}: cannot write the page: {exc.strerror or exc}",
                        EXIT_INPUT) from exc
-    print(f"capc: wrote {path} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
+    print_note(f"wrote {path} ({len(text.encode('utf-8')):,} bytes)")
 
 
 def _label(location: str, document: dict[str, Any]) -> str:
@@ -275,11 +321,6 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from compiler.artifacts.diff import count_pairs, diff_locks, load_locks, render_changes
     from compiler.artifacts.lock import LockFileError
 
-    if args.metadata is not None:
-        raise CliError(
-            "--metadata does not apply to diff: OLD and NEW are the metadata (or locks)",
-            EXIT_INPUT,
-        )
     registries: dict[str, Any] = {}
 
     def registry_for(location: str) -> Any:

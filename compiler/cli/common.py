@@ -1,37 +1,52 @@
 """What every ``capc`` command shares: exit codes, the input error, the common options,
-and the stderr helpers of the metadata commands (progress lines, notes).
+and every line ``capc`` writes to stderr.
 
 Exit codes: 0 success; 1 the compilation was refused or failed (a stage policy
-refused an adjustment, the prompt does not fit, the contract cannot be projected);
-2 invalid input (usage, unknown stage or model, invalid YAML, unreadable metadata
-or messages). Errors go to stderr as one line, never a traceback.
+refused an adjustment, the prompt does not fit, the contract cannot be projected, a
+named metadata source could not be fetched); 2 invalid input (usage, unknown stage or
+model, invalid YAML, unreadable metadata or messages). Errors go to stderr as one line,
+never a traceback; with ``--json`` the error is also one JSON object on stdout,
+``{"ok": false, "error": {"message", "kind", "exit_code", ...}}`` (:func:`error_payload`).
+
+Every message on stderr has one of three forms, printed by one helper each here:
+``capc: error: ...`` (:func:`print_error`), ``capc: warning: ...`` (:func:`print_warning`,
+a Python warning such as a stage policy's ``warn``) and ``capc: note: ...``
+(:func:`print_note`: fallbacks, pages written, cost notes). Longer text meant for a
+person (the adjustment report of ``compile``, the usage of ``reply``) goes through
+:func:`print_stderr`. Credentials are masked in all of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_FAILED",
     "EXIT_INPUT",
     "EXIT_OK",
+    "CapcParser",
     "CliError",
     "Handler",
     "add_common_options",
     "add_route_options",
     "default_path",
+    "error_payload",
     "load_registry",
-    "log_records_as_notes",
+    "notes_on_stderr",
     "notes_printed_here",
+    "print_error",
     "print_note",
-    "progress_printer",
+    "print_stderr",
+    "print_warning",
+    "report_error",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -40,28 +55,52 @@ EXIT_BROKEN_PIPE = 141
 
 
 class CliError(Exception):
-    """An input problem a handler reports as one stderr line with an exit code."""
+    """An input problem a handler reports as one stderr line with an exit code.
 
-    def __init__(self, message: str, code: int) -> None:
+    Attributes:
+        code: the exit code (:data:`EXIT_INPUT` or :data:`EXIT_FAILED`).
+        kind: the ``error.kind`` of the ``--json`` error object: ``"usage"`` for a
+            command line argparse rejects, else ``"input"`` (exit 2) or ``"failed"``.
+    """
+
+    def __init__(self, message: str, code: int, *, kind: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.kind = kind or ("input" if code == EXIT_INPUT else "failed")
 
 
-def add_common_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--metadata``, ``--models``, ``--stages`` and ``--json`` to a subcommand."""
-    parser.add_argument(
-        "--metadata",
-        metavar="PATH",
-        help="OpenRouter models list: a file path, file:// or http(s):// URL; default: "
-        "OpenRouter's list through the cache (fresh cache, fetch, stale cache, bundled seed)",
-    )
+class CapcParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors raise :class:`CliError` (``kind
+    "usage"``, exit 2), so they are reported like every other error: one stderr line,
+    and a JSON object on stdout with ``--json``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{self.prog}: {message} (see '{self.prog} --help')", EXIT_INPUT,
+                       kind="usage")
+
+
+def add_common_options(
+    parser: argparse.ArgumentParser, *, metadata: bool = True, stages: bool = True
+) -> None:
+    """Add ``--metadata``, ``--models``, ``--stages`` and ``--json`` to a subcommand
+    (without ``--metadata`` or ``--stages`` where the command has no use for them)."""
+    if metadata:
+        parser.add_argument(
+            "--metadata",
+            metavar="PATH",
+            help="OpenRouter models list: a file path, file:// or http(s):// URL; default: "
+            "OpenRouter's list through the cache (fresh cache, fetch, stale cache, bundled "
+            "seed)",
+        )
     parser.add_argument(
         "--models", metavar="PATH", help="models.yaml (default: ./models.yaml when present)"
     )
-    parser.add_argument(
-        "--stages", metavar="PATH", help="stages.yaml (default: ./stages.yaml when present)"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    if stages:
+        parser.add_argument(
+            "--stages", metavar="PATH", help="stages.yaml (default: ./stages.yaml when present)"
+        )
+    parser.add_argument("--json", action="store_true",
+                        help='print one JSON object (an error too: {"ok": false, "error": ...})')
 
 
 def add_route_options(parser: argparse.ArgumentParser) -> None:
@@ -104,54 +143,126 @@ def default_path(given: str | None, name: str) -> Path | None:
 
 
 def load_registry(args: argparse.Namespace) -> Any:
-    """Load the registry named by the common options (see :func:`add_common_options`)."""
+    """Load the registry named by the common options (see :func:`add_common_options`),
+    with progress on a terminal when it takes a while (:func:`~compiler.cli.terminal.waiting`)."""
+    from compiler.cli.terminal import waiting
     from registry.resolve.resolver import Registry
 
     endpoints = getattr(args, "endpoints", None)
-    return Registry.load(
-        metadata=args.metadata,
-        models=default_path(args.models, "models.yaml"),
-        stages=default_path(args.stages, "stages.yaml"),
-        endpoints=None if endpoints is None else default_path(endpoints, "endpoints"),
-    )
+    models = default_path(args.models, "models.yaml")
+    stages = default_path(args.stages, "stages.yaml") if hasattr(args, "stages") else None
+    endpoints_file = None if endpoints is None else default_path(endpoints, "endpoints")
+    names = [p.name for p in (models, stages) if p is not None] + ["the metadata"]
+    with waiting(args, "reading " + ", ".join(names[:-1]) + " and " * (len(names) > 1)
+                 + names[-1]):  # fmt: skip
+        return Registry.load(  # a command without --stages (models) reads no stages.yaml
+            metadata=getattr(args, "metadata", None), models=models, stages=stages,
+            endpoints=endpoints_file,
+        )  # fmt: skip
 
 
-def progress_printer(args: argparse.Namespace) -> Callable[[str], None] | None:
-    """Return a printer of progress lines (``capc: LINE ...`` on stderr), or ``None`` when
-    stderr is not a terminal or ``args.json`` is set."""
-    if getattr(args, "json", False) or not sys.stderr.isatty():
-        return None
+def print_stderr(text: str) -> None:
+    """Print ``text`` (a report, a summary for a person) on stderr, credentials masked."""
+    from registry.redact import redact_text
 
-    def show(line: str) -> None:
-        print(f"capc: {line} ...", file=sys.stderr, flush=True)
+    print(redact_text(text), file=sys.stderr)
 
-    return show
+
+def _print_labelled(label: str, message: str) -> None:
+    from compiler.cli.terminal import stderr_label
+    from registry.redact import redact_text
+
+    text = redact_text(message)
+    if not stderr_label(label, text):  # coloured on a terminal, else plain
+        print(f"capc: {label}: {text}", file=sys.stderr, flush=True)
 
 
 def print_note(message: str) -> None:
-    """Print ``capc: MESSAGE`` on stderr (credentials masked)."""
+    """Print ``capc: note: MESSAGE`` on stderr (credentials masked)."""
+    _print_labelled("note", message)
+
+
+def print_warning(message: str) -> None:
+    """Print ``capc: warning: MESSAGE`` on stderr (credentials masked)."""
+    _print_labelled("warning", message)
+
+
+def print_error(message: str) -> None:
+    """Print ``capc: error: MESSAGE`` on stderr (credentials masked)."""
+    _print_labelled("error", message)
+
+
+def _kind(exc: BaseException) -> str:
+    """``UnknownModelError`` -> ``"unknown_model"``; a :class:`CliError` its ``kind``."""
+    if isinstance(exc, CliError):
+        return exc.kind
+    name = type(exc).__name__.removesuffix("Error")
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+#: Attributes of the error classes copied into the ``--json`` error object (when set).
+_FIELDS = {"file": "file", "line": "line", "column": "column", "key_path": "key",
+           "source": "source", "name": "name", "suggestions": "suggestions",
+           "kinds": "kinds", "model": "model", "prompt_tokens": "prompt_tokens",
+           "context_length": "context_length", "limit": "limit", "status": "status",
+           "index": "index", "rule": "rule"}  # fmt: skip
+
+
+def error_payload(exc: BaseException, code: int) -> dict[str, Any]:
+    """Return the ``--json`` error object of ``exc``.
+
+    Returns:
+        ``{"ok": False, "error": {"message": str, "kind": str, "exit_code": int, ...}}``;
+        ``kind`` is the error class in snake case (``declaration``, ``unknown_model``,
+        ``unknown_stage``, ``metadata``, ``source_unavailable``, ``adjustment_refused``,
+        ...; ``usage`` and ``input`` for command-line problems); the other keys are the
+        error's located fields when it has them (``file``, ``line``, ``column``, ``key``
+        for a YAML problem; ``source`` for metadata; ``name`` and ``suggestions`` for an
+        unknown name; ``kinds`` for a refusal; ...). Every string is credential-masked.
+    """
     from registry.redact import redact_text
 
-    print(f"capc: {redact_text(message)}", file=sys.stderr)
+    def plain(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact_text(value)
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value if value is None or isinstance(value, int | float | bool) else str(value)
+
+    error: dict[str, Any] = {"message": redact_text(str(exc)), "kind": _kind(exc),
+                             "exit_code": code}
+    for attribute, key in _FIELDS.items():
+        value = getattr(exc, attribute, None)
+        if value is not None and value != "" and key not in error:
+            error[key] = plain(value)
+    return {"ok": False, "error": error}
+
+
+def report_error(exc: BaseException, code: int, *, as_json: bool) -> int:
+    """Report ``exc``: one ``capc: error:`` line on stderr and, when ``as_json``, its
+    :func:`error_payload` on stdout. Returns ``code``, the exit code."""
+    if as_json:
+        print(json.dumps(error_payload(exc, code), indent=2, ensure_ascii=False), flush=True)
+    print_error(str(exc))
+    return code
 
 
 class _NoteHandler(logging.Handler):
-    """Prints each record as a note, through :func:`print_note`."""
+    """Print the project's log records of WARNING and above as ``capc: note:`` lines."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            print_note(f"note: {record.getMessage()}")
-        except Exception:
+            print_note(record.getMessage())
+        except Exception:  # a logging handler never raises
             self.handleError(record)
 
 
 @contextmanager
-def log_records_as_notes() -> Iterator[None]:
-    """Within, a warning logged under ``registry`` (a fallback, a stale copy, endpoints
-    not fetched) is printed as ``capc: note: ...`` on stderr, like every other note,
-    instead of Python's bare last-resort line."""
-    handler = _NoteHandler(logging.WARNING)
+def notes_on_stderr() -> Iterator[None]:
+    """Within, every WARNING the ``registry`` loggers record (a metadata fallback, a
+    cache that cannot be written) is one ``capc: note:`` line on stderr."""
     logger = logging.getLogger("registry")
+    handler = _NoteHandler(logging.WARNING)
     logger.addHandler(handler)
     try:
         yield

@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 from compiler.cli.common import (
+    EXIT_FAILED,
     EXIT_INPUT,
     EXIT_OK,
     CliError,
@@ -24,10 +24,14 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     default_path,
+    error_payload,
     load_registry,
+    print_error,
+    print_stderr,
 )
 from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
-from compiler.cli.routes import attempts_payload, attempts_text
+from compiler.cli.routes import attempts_payload, attempts_text, print_attempts, print_report
+from compiler.cli.terminal import add_wide_option, stdout_console, waiting
 from compiler.compiled import CompiledRequest
 
 __all__ = ["register"]
@@ -37,6 +41,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """Add the ``compile`` and ``explain`` subcommands to ``sub``."""
     comp = sub.add_parser(
         "compile",
+        epilog="example: capc compile extract_invoice openai/gpt-4o-mini > body.json",
         help="compile STAGE for MODEL and print the request",
         description="Compile STAGE for MODEL: print the request body, then the adjustment report.",
     )
@@ -56,6 +61,7 @@ def register(sub: Any) -> dict[str, Handler]:
     add_route_options(comp)
     explain = sub.add_parser(
         "explain",
+        epilog="example: capc explain extract_invoice anthropic/claude-sonnet-4.5 --coverage first",
         help="print the adjustment report of STAGE for MODEL as a readable table",
         description="Compile STAGE for MODEL and print only the adjustment report: each "
         "setting that differs from the stage's intent, with the reason and the evidence.",
@@ -65,6 +71,7 @@ def register(sub: Any) -> dict[str, Handler]:
     explain.add_argument("--messages", metavar="FILE|-", help="as for capc compile")
     add_common_options(explain)
     add_route_options(explain)
+    add_wide_option(explain)
     return {"compile": _cmd_compile, "explain": _cmd_explain}
 
 
@@ -135,10 +142,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from compiler.request import compile_request
     from registry.resolve.resolver import Registry
 
-    registry = Registry.load(metadata=args.metadata, models=models, stages=stages,
-                             endpoints=endpoints)
-    compiled = compile_request(args.stage, args.model, messages, registry=registry,
-                               coverage=args.coverage)
+    with waiting(args, "reading the declarations and the metadata"):
+        registry = Registry.load(metadata=args.metadata, models=models, stages=stages,
+                                 endpoints=endpoints)
+        compiled = compile_request(args.stage, args.model, messages, registry=registry,
+                                   coverage=args.coverage)
     report = compiled.report
     payload = {
         "request": compiled.body,
@@ -172,13 +180,20 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     except AdjustmentRefused as exc:  # the report says why: print it, then refuse
         report, refused = exc.report, exc
     routes = {} if compiled is None else attempts_payload(compiled)
-    if args.json:
-        print(json.dumps({**report.to_dict(), **routes}, indent=2, ensure_ascii=False))
+    if args.json:  # one object: the report, and on a refusal the error beside it
+        failure = {} if refused is None else error_payload(refused, EXIT_FAILED)
+        print(json.dumps({**report.to_dict(), **routes, **failure}, indent=2,
+                         ensure_ascii=False))
+    elif (console := stdout_console(args)) is not None:  # a terminal: tables that fit
+        print_report(console, report, wide=args.wide)
+        if compiled is not None:
+            print_attempts(console, compiled, wide=args.wide)
     else:
         more = "" if compiled is None else attempts_text(compiled, bodies=False)
         print(report.to_text() + more)
     if refused is not None:
-        raise refused
+        print_error(str(refused))
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -191,4 +206,4 @@ def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str
         body, _, report = text.partition("\n\n")
         print(body)
         if report:
-            print(report, file=sys.stderr)
+            print_stderr(report)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from decimal import Decimal
 from typing import Any
 
@@ -15,7 +14,10 @@ from compiler.cli.common import (
     Handler,
     add_common_options,
     load_registry,
+    print_error,
+    print_note,
 )
+from compiler.cli.terminal import add_wide_option, print_table, stdout_console
 
 __all__ = ["register"]
 
@@ -24,6 +26,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """Add the ``show``, ``check`` and ``schema`` subcommands to ``sub``."""
     show = sub.add_parser(
         "show",
+        epilog="example: capc show anthropic/claude-sonnet-4.5 --stage extract_invoice",
         help="print a model's resolved capabilities, each value with its source",
         description="Print every effective capability of MODEL (for STAGE when given), "
         "each with the layer and file:line or metadata field it came from.",
@@ -31,8 +34,10 @@ def register(sub: Any) -> dict[str, Handler]:
     show.add_argument("model", metavar="MODEL")
     show.add_argument("--stage", metavar="STAGE", help="apply this stage's per-model overrides")
     add_common_options(show)
+    add_wide_option(show)
     check = sub.add_parser(
         "check",
+        epilog="example: capc check --models models.yaml --stages stages.yaml",
         help="validate models.yaml and stages.yaml and cross-check them with metadata",
         description="Validate both YAML files, import every stage's contract and project "
         "it as its compiles would (the json dialect and each listed model's), and check "
@@ -42,10 +47,12 @@ def register(sub: Any) -> dict[str, Handler]:
     add_common_options(check)
     schema = sub.add_parser(
         "schema",
-        help="print the JSON Schema of models.yaml or stages.yaml",
-        description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...).",
+        epilog="example: capc schema stages > stages.schema.json",
+        help="print the JSON Schema of models.yaml, stages.yaml or the lock file",
+        description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...); "
+        "lock: the format capc lock writes.",
     )
-    schema.add_argument("which", choices=("models", "stages"))
+    schema.add_argument("which", choices=("models", "stages", "lock"))
     return {"show": _cmd_show, "check": _cmd_check, "schema": _cmd_schema}
 
 
@@ -91,17 +98,29 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     header = f"{model.id}" + (f" (stage {args.stage})" if args.stage else "")
-    print(header)
     declared_in = _declared_in(registry, model)
     if declared_in is not None:  # the metadata in use does not list it: say where it is from
-        print(f"source: declared whole in {declared_in} (not in the metadata: "
-              f"{registry.catalog.describe()})")  # fmt: skip
+        source = (f"source: declared whole in {declared_in} (not in the metadata: "
+                  f"{registry.catalog.describe()})")  # fmt: skip
     else:
-        print(f"metadata: {registry.catalog.describe()}")
+        source = f"metadata: {registry.catalog.describe()}"
+    head = [header, source]
     if model.alias_target is not None:
-        print(f"alias of: {model.alias_target} (published alias_target; its declarations apply)")
-    for note in model.metadata_notes:
-        print(f"note: {note}")
+        head.append(f"alias of: {model.alias_target} (published alias_target; its "
+                    "declarations apply)")  # fmt: skip
+    head += [f"note: {note}" for note in model.metadata_notes]
+    console = stdout_console(args)
+    for line in head:
+        if console is None:
+            print(line)
+        else:
+            console.print(line)  # wrapped at the terminal's width
+    if console is not None:  # a terminal: the provenance column wraps
+        cells = [(r["path"], json.dumps(r["value"], ensure_ascii=False),
+                  str(model.provenance.get(r["path"]))) for r in rows]  # fmt: skip
+        print_table(console, ("PATH", "VALUE", "SOURCE"), cells, wrap=2, wide=args.wide,
+                    styles={0: lambda _: "cyan"})  # fmt: skip
+        return EXIT_OK
     width = max(len(r["path"]) for r in rows)
     for row in rows:
         value = json.dumps(row["value"], ensure_ascii=False)
@@ -109,58 +128,83 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _problem(error: Any) -> dict[str, Any]:
+    """One ``check --json`` problem: ``{file, line, column, key, message}`` (key ``None``
+    when the problem has no key path, line and column ``None`` without a position)."""
+    from registry.redact import redact_text
+
+    return {"file": error.file, "line": error.line, "column": error.column,
+            "key": error.key_path or None, "message": redact_text(error.detail)}  # fmt: skip
+
+
+def _report(problems: list[Any], args: argparse.Namespace, notes: list[str] | None = None) -> int:
+    """Print the notes and problems (``--json``: one object ``{ok, problems, notes}``;
+    text: one ``capc: note:`` / ``capc: error:`` line each)."""
+    if args.json:
+        payload = {"ok": not problems, "problems": [_problem(p) for p in problems],
+                   "notes": list(notes or ())}  # fmt: skip
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        for note in notes or ():
+            print_note(note)
+    for problem in problems:
+        print_error(str(problem))
+    return EXIT_INPUT if problems else EXIT_OK
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
+    from registry.errors import DeclarationError
     from registry.resolve.checks import check_model_ids, metadata_notes
 
-    registry = load_registry(args)
+    try:
+        registry = load_registry(args)
+    except DeclarationError as exc:  # the YAML itself: its problems, located
+        return _report(list(exc.problems or (exc,)), args)
     if registry.models_file is None and registry.stages_file is None:
         raise CliError(
             "neither models.yaml nor stages.yaml found in the current directory; "
             "give their paths with --models and --stages",
             EXIT_INPUT,
         )
-    problems = [str(p) for p in check_model_ids(registry)]
+    problems: list[DeclarationError] = list(check_model_ids(registry))
     stages = registry.stages_file
     for name in registry.stage_names():
         for key in registry.stage(name).policy:
             problem = policy_key_problem(key)
             if problem is not None and stages is not None:
-                problems.append(
-                    str(stages.document.error(problem, ("stages", name, "policy", key)))
-                )
+                problems.append(stages.document.error(problem, ("stages", name, "policy", key)))
         try:
             intent = Intent.from_stage(name, registry.stage(name), base_dir=registry.stage_dir())
         except ContractError as exc:
             assert stages is not None
-            problems.append(str(stages.document.error(str(exc), ("stages", name, "contract"))))
+            problems.append(stages.document.error(str(exc), ("stages", name, "contract")))
             continue
         except ToolError as exc:
             assert stages is not None
-            problems.append(str(stages.document.error(str(exc), ("stages", name, *exc.at))))
+            problems.append(stages.document.error(str(exc), ("stages", name, *exc.at)))
             continue
         if intent.contract is not None and stages is not None:
             problems.extend(
-                str(stages.document.error(problem, ("stages", name, "contract")))
+                stages.document.error(problem, ("stages", name, "contract"))
                 for problem in _contract_problems(registry, name, intent))
+        if intent.tools and stages is not None:
+            problems.extend(
+                stages.document.error(problem, ("stages", name, "tools", index))
+                for index, problem in _tool_problems(registry, name, intent))
     notes = metadata_notes(registry)
-    if args.json:
-        print(json.dumps({"ok": not problems, "problems": problems, "notes": notes}, indent=2))
-        return EXIT_INPUT if problems else EXIT_OK
+    if problems or args.json:
+        return _report(problems, args, notes)
     for note in notes:
-        print(f"capc: note: {note}", file=sys.stderr)
-    if problems:
-        for problem in problems:
-            print(f"capc: error: {problem}", file=sys.stderr)
-    else:
-        declared = 0 if registry.models_file is None else len(registry.models_file.models)
-        print(
-            f"ok: {declared} model declarations, {len(registry.stage_names())} stages, "
-            f"checked against {registry.catalog.describe()}"
-        )
-    return EXIT_INPUT if problems else EXIT_OK
+        print_note(note)
+    declared = 0 if registry.models_file is None else len(registry.models_file.models)
+    print(
+        f"ok: {declared} model declarations, {len(registry.stage_names())} stages, "
+        f"checked against {registry.catalog.describe()}"
+    )
+    return EXIT_OK
 
 
 def _contract_problems(registry: Any, stage: str, intent: Any) -> list[str]:
@@ -193,9 +237,48 @@ def _contract_problems(registry: Any, stage: str, intent: Any) -> list[str]:
             for message, where in found.items()]
 
 
+def _tool_problems(registry: Any, stage: str, intent: Any) -> list[tuple[int, str]]:
+    """``(tool index, why)`` for each tool a compile for a model the stage lists refuses:
+    the same projection per dialect and the same recursion rule as the compile
+    (:func:`compiler.tools.projection.recursion_refusal`); a model without the ``tools``
+    parameter drops the tools (reported, not refused) and is skipped."""
+    from compiler.errors import CompilerError
+    from compiler.schema.dialects import get_dialect
+    from compiler.tools.projection import project_tools, recursion_refusal
+    from registry.errors import RegistryError
+
+    by_dialect: dict[str, list[str]] = {}
+    for model_id in registry.stage(stage).models:
+        try:
+            model = registry.resolve(model_id, stage)
+        except RegistryError:  # an unknown id: check_model_ids reports it
+            continue
+        if model.supports("tools"):
+            by_dialect.setdefault(model.dialect, []).append(model_id)
+    found: dict[tuple[int, str], list[str]] = {}
+    for dialect_name, models in by_dialect.items():
+        dialect = get_dialect(dialect_name)
+        for index, tool in enumerate(intent.tools):
+            try:
+                (item,) = project_tools([tool], dialect)
+            except CompilerError as exc:
+                found.setdefault((index, str(exc)), []).extend(models)
+                continue
+            refusal = recursion_refusal(item, dialect, models[0])
+            if refusal is not None:
+                found.setdefault((index, refusal), []).extend(models)
+    return [(index, f"{why} (compiles for {', '.join(models)} refuse it)")
+            for (index, why), models in found.items()]
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from registry.declarations.schema import models_json_schema, stages_json_schema
 
+    if args.which == "lock":  # as capc lock --schema printed it
+        from compiler.artifacts.lock_schema import lock_json_schema
+
+        print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+        return EXIT_OK
     schema = models_json_schema() if args.which == "models" else stages_json_schema()
     print(json.dumps(schema, indent=2, ensure_ascii=False))
     return EXIT_OK

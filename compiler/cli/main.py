@@ -21,9 +21,13 @@ from compiler.cli.common import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_INPUT,
+    CapcParser,
     CliError,
     Handler,
-    log_records_as_notes,
+    notes_on_stderr,
+    print_stderr,
+    print_warning,
+    report_error,
 )
 
 __all__ = ["COMMANDS", "main", "run"]
@@ -51,10 +55,12 @@ def _parser(
 ) -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     """The parser of the command ``argv`` names first (every command's when it names none
     it knows, so ``--help`` and the unknown-command error list them all)."""
-    parser = argparse.ArgumentParser(
+    parser = CapcParser(
         prog="capc",
         description="Compile provider-neutral stage intent into OpenRouter requests "
         "each model supports, and report every adjustment.",
+        epilog="example: capc compile extract_invoice openai/gpt-4o-mini (and capc COMMAND "
+        "--help for each command's options)",
     )
     parser.add_argument("--version", action="version", version=f"capc {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -94,15 +100,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         # Ctrl-C, also during a fetch or a YAML parse: one line, the shell's code.
-        print("capc: interrupted", file=sys.stderr)
+        print_stderr("capc: interrupted")
         return EXIT_INTERRUPTED
 
 
 def _main(argv: Sequence[str] | None) -> int:
     parser, handlers = _parser(argv)
-    args = parser.parse_args(argv)
     try:
-        with warnings.catch_warnings(), log_records_as_notes():
+        args = parser.parse_args(argv)
+    except CliError as exc:  # a usage error (CapcParser.error)
+        words = sys.argv[1:] if argv is None else list(argv)
+        return report_error(exc, exc.code, as_json="--json" in words)
+    as_json = bool(getattr(args, "json", False))
+    try:
+        with warnings.catch_warnings(), notes_on_stderr():
             warnings.showwarning = _show_warning
             return handlers[args.command](args)
     except BrokenPipeError:
@@ -111,12 +122,12 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except CliError as exc:
-        return _die(str(exc), exc.code)
+        return report_error(exc, exc.code, as_json=as_json)
     except Exception as exc:
         code = _error_code(exc)
         if code is None:
             raise
-        return _die(str(exc), code)
+        return report_error(exc, code, as_json=as_json)
 
 
 def _show_warning(
@@ -127,16 +138,7 @@ def _show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    from registry.redact import redact_text
-
-    print(f"capc: warning: {redact_text(str(message))}", file=sys.stderr)
-
-
-def _die(message: str, code: int) -> int:
-    from registry.redact import redact_text
-
-    print(f"capc: error: {redact_text(message)}", file=sys.stderr)
-    return code
+    print_warning(str(message))
 
 
 def run() -> NoReturn:

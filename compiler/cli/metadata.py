@@ -22,8 +22,8 @@ from compiler.cli.common import (
     load_registry,
     notes_printed_here,
     print_note,
-    progress_printer,
 )
+from compiler.cli.terminal import add_wide_option, print_table, stdout_console
 
 if TYPE_CHECKING:
     from registry.metadata.catalog import Catalog
@@ -43,6 +43,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """
     models = sub.add_parser(
         "models",
+        epilog="example: capc models --search claude --supports structured_outputs",
         help="list the models of the metadata in use",
         description="List models as published in the metadata in use (cache, fetch, "
         "file or seed), then those declared whole in models.yaml: id, context window "
@@ -57,13 +58,16 @@ def register(sub: Any) -> dict[str, Handler]:
         metavar="PARAM",
         help="only models whose supported_parameters list every PARAM",
     )
-    add_common_options(models)
+    add_common_options(models, stages=False)  # the models, not the stages
+    add_wide_option(models)
 
     cache = sub.add_parser(
         "cache",
         help="show or clear the metadata cache",
-        description="info: the cache directory, its size and every entry with its age; "
-        "clear: remove every entry.",
+        description="info: the cache directory, its size and every entry with its age, "
+        "then the compile cache (capc compile's results); clear: remove every entry of "
+        "both.",
+        epilog="example: capc cache info --json",
     )
     cache.add_argument("action", choices=("info", "clear"))
     cache.add_argument("--json", action="store_true", help="print one JSON object")
@@ -148,10 +152,12 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _cmd_models(args: argparse.Namespace) -> int:
-    from registry.sources.fallback import reporting_progress
+def _yes_no_style(cell: str) -> str | None:
+    return {"yes": "green", "no": "red"}.get(cell)
 
-    with reporting_progress(progress_printer(args)), notes_printed_here():
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    with notes_printed_here():
         registry = load_registry(args)
     catalog: Catalog = registry.catalog
     _check_params(args.supports, catalog)
@@ -194,16 +200,31 @@ def _cmd_models(args: argparse.Namespace) -> int:
                 efforts,
             )
         )
-    widths = [max(len(r[i]) for r in table) for i in range(4)]
-    for r in table:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
+    console = stdout_console(args)
+    if console is not None:  # a terminal: a table that fits, coloured
+        print_table(console, table[0], table[1:], wrap=4, wide=args.wide,
+                    styles={3: _yes_no_style})  # fmt: skip
+    else:
+        widths = [max(len(r[i]) for r in table) for i in range(4)]
+        for r in table:
+            print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  "
+                  + r[4])  # fmt: skip
     total = f"{len(catalog)}"
     if declared:
         total = (f"{len(catalog) + len(declared)} ({len(catalog)} in the metadata, "
                  f"{len(declared)} declared whole in {registry.models_file.path})")  # fmt: skip
-    print(f"{len(rows)} of {total} models; metadata: {catalog.describe()}")
+    summary = f"{len(rows)} of {total} models; metadata: {catalog.describe()}"
+    if console is not None:
+        console.print(summary)  # wrapped at the terminal's width
+    else:
+        print(summary)
+    if not rows:
+        filters = [f"--search {args.search!r}"] if args.search else []
+        filters += [f"--supports {' '.join(args.supports)}"] if args.supports else []
+        print_note(f"no model matches {' and '.join(filters)}" if filters
+                   else "the metadata in use lists no model")  # fmt: skip
     if catalog.note:
-        print_note(f"note: {catalog.note}")
+        print_note(catalog.note)
     return EXIT_OK
 
 
@@ -242,6 +263,9 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             return EXIT_OK
         entries = cache.entries()
         volume = cache.volume()
+    from compiler.artifacts.compile_cache import compile_cache_entries
+
+    compiled_rows = compile_cache_entries(directory)
     rows: list[dict[str, Any]] = [
         {
             "source": e.source,
@@ -261,16 +285,23 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             "bytes": volume,
             "ttl_seconds": settings.ttl,
             "entries": rows,
+            "compiled": compiled_rows,
         }
         print(json.dumps(payload, indent=2))
         return EXIT_OK
     print(f"cache: {directory} ({volume} bytes, TTL {format_age(settings.ttl)})")
     if not rows:
-        print("no entries")
+        print("no metadata entries")
     for row in rows:
         state = "fresh" if row["fresh"] else "stale"
         print(
             f"{row['kind']:<9}  {row['count']:>5}  {row['fetched_at']}  "
             f"{format_age(row['age_seconds']):>8} old  {state}  {row['source']}"
         )
+    size = sum(row["bytes"] for row in compiled_rows)
+    print(f"compile cache: {directory / 'compiled'} ({len(compiled_rows)} entries, "
+          f"{size} bytes; capc compile with a --metadata file)")  # fmt: skip
+    for row in compiled_rows:
+        what = "(unreadable entry)" if row["stage"] is None else f"{row['stage']} / {row['model']}"
+        print(f"compiled   {row['bytes']:>7}  {row['modified']}  {what}")
     return EXIT_OK

@@ -23,9 +23,9 @@ from compiler.cli.common import (
     Handler,
     default_path,
     notes_printed_here,
-    print_note,
-    progress_printer,
+    print_error,
 )
+from compiler.cli.terminal import Wait, waiting
 
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
@@ -44,6 +44,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """
     refresh = sub.add_parser(
         "refresh",
+        epilog="example: capc refresh --endpoints",
         help="fetch OpenRouter's models list (and endpoints) into the cache",
         description="Fetch GET {base_url}/models, and GET .../models/MODEL/endpoints for "
         "each --endpoints MODEL (with --endpoints alone: each model the stages file "
@@ -113,9 +114,16 @@ def _stage_models(path: Path | None) -> tuple[str, ...]:
 def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> int:
     """Refresh the models list, then the endpoints of ``named`` and (``--all-endpoints``)
     of every model of that list, each once; print the result; return the exit code."""
+    with waiting(args, "refreshing the models list") as wait:
+        return _refresh_in(args, settings, named, wait)
+
+
+def _refresh_in(
+    args: argparse.Namespace, settings: Settings, named: list[str], wait: Wait
+) -> int:
     from registry.sources.load import load_endpoints_result, load_metadata
 
-    progress = progress_printer(args)
+    progress = wait if wait.active else None
     catalog = load_metadata(None, settings=settings, refresh=True, progress=progress)
     wanted = list(dict.fromkeys(named + (catalog.ids() if args.all_endpoints else [])))
     ok = catalog.origin == "fetch" and catalog.store_error is None
@@ -164,6 +172,7 @@ def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> 
     fetched = sum(1 for row in endpoint_rows if row["origin"] == "fetch")
     if len(wanted) > 1:
         lines.append(f"endpoints: fetched for {fetched} of {len(wanted)} models")
+    wait.close()  # the spinner goes before the result is printed
     if args.json:
         payload = {
             "ok": ok,
@@ -172,10 +181,15 @@ def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> 
             "endpoints_requested": len(wanted),
             "endpoints_fetched": fetched,
         }
+        if failures:  # as every --json error: ok false and an error object
+            from registry.redact import redact_text
+
+            payload["error"] = {"message": redact_text("; ".join(failures)),
+                                "kind": "refresh_failed", "exit_code": EXIT_FAILED}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
         for line in lines:
             print(line)
     for failure in failures:
-        print_note(failure)
+        print_error(failure)
     return EXIT_OK if ok else EXIT_FAILED

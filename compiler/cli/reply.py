@@ -4,11 +4,12 @@ FILE is a saved OpenRouter chat-completions response: the JSON object, a JSON li
 stream chunks, or a stream dump (``data:`` lines); ``-`` reads stdin. The output (or the
 value-free validation errors), the endpoint check, usage and cost are printed; ``--json``
 gives one object (``outcome``: ``invalid``, ``truncated``, ``refused`` or ``filtered``
-when there is no valid output). ``--attempt N`` is 0-based, as ``parse_response(attempt=N)``
-and ``req.plan[N]``. Exit codes: 0 the reply is valid, 1 there is no valid output (a
-contract violation, ``finish_reason: length`` without a whole answer, a refusal, a content
-filter), 2 an error (unreadable file, a response that is an error or has ``finish_reason:
-error``, bad input, an ambiguous ``--attempt``).
+when there is no valid output; ``error``, with ``kind`` and ``status``, for a response
+that is a provider error, which also exits 2). ``--attempt N`` is 0-based, as
+``parse_response(attempt=N)`` and ``req.plan[N]``. Exit codes: 0 the reply is valid,
+1 there is no valid output (a contract violation, ``finish_reason: length`` without a
+whole answer, a refusal, a content filter), 2 an error (unreadable file, a response that
+is an error or has ``finish_reason: error``, bad input, an ambiguous ``--attempt``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ from compiler.cli.common import (
     Handler,
     add_common_options,
     add_route_options,
+    error_payload,
     load_registry,
+    print_error,
+    print_note,
+    print_stderr,
 )
 
 __all__ = ["register"]
@@ -37,6 +42,7 @@ def register(sub: Any) -> dict[str, Handler]:
     """Add the ``reply`` subcommand to ``sub``."""
     reply = sub.add_parser(
         "reply",
+        epilog="example: capc reply extract_invoice openai/gpt-4o-mini response.json --json",
         help="validate a saved response for STAGE and MODEL: output or errors, usage, cost",
         description="Compile STAGE for MODEL, then read FILE (a chat-completions response: "
         "JSON, a JSON list of stream chunks, or a stream dump of data: lines; - for stdin) "
@@ -95,9 +101,8 @@ def _attempt(given: int, compiled: Any, response: Any) -> int:
                        f"{count - 1} (0-based, as parse_response(attempt=N)); see capc "
                        "routes", EXIT_INPUT)
     if given == count:
-        print(f"capc: note: --attempt {given} read as the old 1-based form (attempt "
-              f"{given - 1}, the last); --attempt is 0-based: pass --attempt {given - 1}",
-              file=sys.stderr)
+        print_note(f"--attempt {given} read as the old 1-based form (attempt "
+                   f"{given - 1}, the last); --attempt is 0-based: pass --attempt {given - 1}")
         return given - 1
     if given == 0:
         return 0
@@ -134,8 +139,19 @@ def _cmd_reply(args: argparse.Namespace) -> int:
         parsed = compiled.parse_response(response, attempt=attempt)
     except ValueError as exc:
         raise CliError(f"{args.file}: {exc}", EXIT_INPUT) from None
-    except ProviderError as exc:
-        raise CliError(str(exc), EXIT_INPUT) from None
+    except ProviderError as exc:  # the saved response is an error, not a reply
+        failure = CliError(str(exc), EXIT_INPUT, kind=f"provider_{exc.kind}")
+        if not args.json:
+            raise failure from None
+        # one object on stdout (the reply's shape and the error's), the line on stderr
+        print(json.dumps({"valid": False, "outcome": "error", "kind": exc.kind,
+                          "status": exc.status, "detail": exc.detail, "errors": [
+                              {"path": "$", "message": str(exc)}],
+                          "usage": None if exc.usage is None else exc.usage.to_dict(),
+                          "cost": None if exc.cost is None else exc.cost.to_dict(),
+                          **error_payload(failure, EXIT_INPUT)}, indent=2))
+        print_error(str(failure))
+        return EXIT_INPUT
     except (ReplyValidationError, ReplyTruncatedError, ReplyBlockedError) as exc:
         errors = exc.errors if isinstance(exc, ReplyValidationError) else [("$", str(exc))]
         outcome = ("invalid" if isinstance(exc, ReplyValidationError) else "truncated"
@@ -157,14 +173,13 @@ def _cmd_reply(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(json.dumps(parsed.to_dict()["output"], indent=2, ensure_ascii=False))
     usage = parsed.usage
-    print(f"finish_reason: {parsed.finish_reason}; provider: {parsed.provider} "
+    print_stderr(f"finish_reason: {parsed.finish_reason}; provider: {parsed.provider} "
           f"(endpoint check: {parsed.endpoint_check}"
-          + (f": {parsed.endpoint_note}" if parsed.endpoint_note else "") + ")",
-          file=sys.stderr)
-    print(f"usage: input {usage.input_tokens} (cache read {usage.cache_read_tokens}, cache "
+          + (f": {parsed.endpoint_note}" if parsed.endpoint_note else "") + ")")
+    print_stderr(f"usage: input {usage.input_tokens} (cache read {usage.cache_read_tokens}, cache "
           f"write {usage.cache_write_tokens}), output {usage.output_tokens} (reasoning "
-          f"{usage.reasoning_tokens}) tokens", file=sys.stderr)
-    print(_cost_line(parsed.cost), file=sys.stderr)
+          f"{usage.reasoning_tokens}) tokens")
+    print_stderr(_cost_line(parsed.cost))
     for note in parsed.cost.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print_note(note)
     return EXIT_OK

@@ -15,16 +15,22 @@ may match more than once and is not possessive. Inside the body of an iterating 
   split of the text unique;
 * no back-reference anywhere (``(a+)\\1``).
 
-A bounded repeat outside any other that can match in at most :data:`FEW_WAYS` ways in
-all is exempt (``(a?){3}`` has 8): its work does not grow with the text.
+Bounded repeats outside any other are exempt while the product of their ways to match,
+over the whole pattern, stays within :data:`FEW_WAYS` (``(a?){3}`` has 8; a dotted-quad
+IPv4 pattern 216): that work does not grow with the text, but the ways of repeats in
+sequence multiply (``(a?){10}(a?){10}(a?){10}`` has 2**30), so only the first ones
+within the figure are exempt.
 
 Any of these makes the number of ways to split one text grow exponentially with its
 length, which a backtracking engine tries one by one when the match fails. Character
 sets are compared on a probe alphabet (Latin-1, Latin Extended, some wider letters,
 digits and spaces, and every character the pattern names), so overlaps are found for
 the characters that matter; a pattern the rule refuses may be safe, never the reverse
-for these shapes. Pydantic's default engine (``rust-regex``) runs in linear time and
-needs none of this.
+for these shapes.
+
+The polynomial degree is bounded too (:mod:`compiler.guards.regex_degree`: a chain of
+three or more unbounded repeats that can take the same text is refused). Pydantic's default
+engine (``rust-regex``) runs in linear time and needs none of this.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from compiler.guards.regex_degree import chain_risk
+from compiler.guards.regex_tree import REPEATS, SINGLE, children
+
 __all__ = ["FEW_WAYS", "SMALL_BOUND", "backtracking_risk"]
 
 SMALL_BOUND = 10
@@ -41,13 +50,12 @@ SMALL_BOUND = 10
 
 FEW_WAYS: int = 1 << SMALL_BOUND
 """A bounded repeat, outside any other, that can match in at most this many ways in all
-(``(a?){3}``: 8; ``(?:(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])[.]){3}``: 216) is exempt from the rule."""
+(``(a?){3}``: 8; ``(?:(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])[.]){3}``: 216) is exempt from the rule,
+while the product of the ways of the exempt repeats of the pattern stays within it."""
 
 _PARSER: Any = importlib.import_module("re._parser")  # no stub: typed as Any
 _C: Any = importlib.import_module("re._constants")
 _MAX = _C.MAXREPEAT
-_SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "ANY", "IN"})
-_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
 _CATEGORY = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
     "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_WORD": r"\w", "CATEGORY_NOT_WORD": r"\W",
@@ -83,12 +91,13 @@ def backtracking_risk(pattern: str) -> str | None:
     except (re.error, RecursionError, OverflowError, ValueError):
         return None
     try:
-        _Shape(tree).scan(list(tree), frozenset(), repeated=False)
+        shape = _Shape(tree)
+        shape.scan(list(tree), frozenset(), repeated=False)
+        return chain_risk(shape, list(tree), SMALL_BOUND)
     except _Risk as risk:
         return str(risk)
     except RecursionError:
         return "the pattern nests too deeply to analyse"
-    return None
 
 
 class _Shape:
@@ -100,8 +109,9 @@ class _Shape:
         self.universe = frozenset(_BASE | _named_chars(tree))
         self.fold = fold
         self._chars: dict[int, frozenset[int]] = {}
-
-    # ----------------------------------------------------------------- sets
+        self.multiline = bool(tree.state.flags & _C.SRE_FLAG_MULTILINE) or _any_flag(
+            tree, _C.SRE_FLAG_MULTILINE)
+        self.exempt_ways = 1  # product of the ways of the exempt bounded repeats so far
 
     def single(self, op: str, av: Any) -> frozenset[int]:
         """The probe characters one single-character element matches."""
@@ -141,10 +151,10 @@ class _Shape:
         found: set[int] = set()
         for op, av in seq:
             name = op.name
-            if name in _SINGLE:
+            if name in SINGLE:
                 found |= self.single(name, av)
             else:
-                for sub in _children(name, av):
+                for sub in children(name, av):
                     found |= self.chars(sub)
         result = self._chars[key] = frozenset(found)
         return result
@@ -152,9 +162,9 @@ class _Shape:
     def nullable(self, item: tuple[Any, Any]) -> bool:
         """Whether one element can match the empty text."""
         name, av = item[0].name, item[1]
-        if name in _SINGLE:
+        if name in SINGLE:
             return False
-        if name in _REPEATS:
+        if name in REPEATS:
             return av[0] == 0 or all(self.nullable(i) for i in av[2])
         if name == "BRANCH":
             return any(all(self.nullable(i) for i in alt) for alt in av[1])
@@ -162,22 +172,22 @@ class _Shape:
             return av[2] is None or any(all(self.nullable(i) for i in alt)
                                         for alt in (av[1], av[2]))
         if name in ("SUBPATTERN", "ATOMIC_GROUP"):
-            return all(self.nullable(i) for i in _children(name, av)[0])
+            return all(self.nullable(i) for i in children(name, av)[0])
         return True  # AT, ASSERT, ASSERT_NOT, GROUPREF and anything else: may be empty
 
     def first(self, item: tuple[Any, Any]) -> frozenset[int]:
         """The probe characters a match of one element can start with."""
         name, av = item[0].name, item[1]
-        if name in _SINGLE:
+        if name in SINGLE:
             return self.single(name, av)
         if name in ("AT", "ASSERT", "ASSERT_NOT"):
             return frozenset()
         if name == "GROUPREF":
             return self.universe
-        if name in _REPEATS and av[1] == 0:
+        if name in REPEATS and av[1] == 0:
             return frozenset()
         found: frozenset[int] = frozenset()
-        for sub in _children(name, av):
+        for sub in children(name, av):
             found |= self.first_of(list(sub))
         return found
 
@@ -189,8 +199,6 @@ class _Shape:
             if not self.nullable(item):
                 break
         return found
-
-    # ----------------------------------------------------------------- the rule
 
     def scan(self, seq: list[Any], follow: frozenset[int], *, repeated: bool) -> None:
         """Check ``seq``; ``follow``: what can start after it, up to the next iteration of
@@ -204,10 +212,10 @@ class _Shape:
             if name == "GROUPREF":
                 raise _Risk("a back-reference makes matching backtrack over every earlier "
                             "split of the text")
-            if name in _REPEATS:
+            if name in REPEATS:
                 self._repeat(name, av, then, repeated=repeated)
             elif name in ("BRANCH", "GROUPREF_EXISTS"):
-                alts = [list(alt) for alt in _children(name, av)]
+                alts = [list(alt) for alt in children(name, av)]
                 if name == "GROUPREF_EXISTS" and av[2] is None:
                     alts.append([])
                 if repeated:
@@ -228,8 +236,10 @@ class _Shape:
             raise _Risk("an inner repeat inside a repeated group can take the same characters "
                         "as what follows it, so the text splits in exponentially many ways")
         iterates = high > 1 and name != "POSSESSIVE_REPEAT"
-        if iterates and not repeated and high != _MAX and self.ways(
-                ("R", av)) <= FEW_WAYS:  # a bounded repeat with few ways to match in all
+        if iterates and not repeated and high != _MAX and (
+                self.exempt_ways * self.ways(("R", av)) <= FEW_WAYS):
+            # a bounded repeat with few ways to match, counting those before it
+            self.exempt_ways *= self.ways(("R", av))
             self.scan(body, then, repeated=False)
             return
         if iterates and all(self.nullable(i) for i in body) and (
@@ -247,9 +257,9 @@ class _Shape:
         """How many ways one element can match, capped just above :data:`FEW_WAYS`."""
         name, av = item[0] if isinstance(item[0], str) else item[0].name, item[1]
         cap = FEW_WAYS + 1
-        if name in _SINGLE or name in ("AT", "ASSERT", "ASSERT_NOT"):
+        if name in SINGLE or name in ("AT", "ASSERT", "ASSERT_NOT"):
             return 1
-        if name in ("R", *_REPEATS):
+        if name in ("R", *REPEATS):
             low, high, body = int(av[0]), int(av[1]), av[2]
             if high == _MAX:
                 return cap
@@ -264,11 +274,11 @@ class _Shape:
                     break
             return total
         if name in ("BRANCH", "GROUPREF_EXISTS"):
-            alts = _children(name, av)
+            alts = children(name, av)
             extra = 1 if name == "GROUPREF_EXISTS" and av[2] is None else 0
             return min(cap, extra + sum(min(cap, self.ways_of(alt)) for alt in alts))
         if name in ("SUBPATTERN", "ATOMIC_GROUP"):
-            return self.ways_of(_children(name, av)[0])
+            return self.ways_of(children(name, av)[0])
         return cap
 
     def ways_of(self, seq: Iterable[Any]) -> int:
@@ -290,29 +300,12 @@ class _Shape:
             seen |= start
 
 
-def _children(name: str, av: Any) -> list[Any]:
-    """The subpatterns directly inside one element."""
-    if name in _REPEATS:
-        return [av[2]]
-    if name == "SUBPATTERN":
-        return [av[3]]
-    if name == "ATOMIC_GROUP":
-        return [av]
-    if name in ("ASSERT", "ASSERT_NOT"):
-        return [av[1]]
-    if name == "BRANCH":
-        return list(av[1])
-    if name == "GROUPREF_EXISTS":
-        return [av[1]] + ([av[2]] if av[2] is not None else [])
-    return []
-
-
 def _walk(tree: Any) -> Iterable[tuple[str, Any]]:
     stack = [tree]
     while stack:
         for op, av in stack.pop():
             yield op.name, av
-            stack.extend(_children(op.name, av))
+            stack.extend(children(op.name, av))
 
 
 def _named_chars(tree: Any) -> set[int]:

@@ -258,13 +258,15 @@ def write_page(text: str, path: str | Path) -> None:
 
     Unlike a lock it is not synced to disk first: a page is a view, made again at will.
     A file that already holds exactly these bytes is left as it is (its time stamp
-    too): replacing a file costs the file system a flush of the new one.
+    too): replacing a file costs the file system a flush of the new one. Missing parent
+    folders are created.
 
     Raises:
         OSError: the folder is not writable, or the disk is full.
     """
     target = Path(path)
     data = text.encode("utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         if target.is_file() and target.stat().st_size == len(data) \
                 and target.read_bytes() == data:

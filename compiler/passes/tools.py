@@ -18,7 +18,6 @@ Two passes over a draft (``docs/tools.md``):
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from compiler.errors import ToolError
@@ -27,7 +26,7 @@ from compiler.schema.dialects import get_dialect
 from compiler.tools.breakpoints import marker_paths, path_of, strip_markers
 from compiler.tools.choice import choice_mode, fit_choice
 from compiler.tools.media import PART_MODALITY
-from compiler.tools.projection import project_tools, sent_parameters
+from compiler.tools.projection import project_tools, recursion_refusal, sent_parameters
 
 __all__ = ["apply_messages", "apply_tools"]
 
@@ -60,6 +59,11 @@ def apply_messages(draft: Draft) -> None:
                                  "; the message had no other part, so a text part saying what "
                                  "was removed stands in for it (content is never sent empty)"
                                  if alone else ""), model.source_of("architecture"))
+                if isinstance(content[j], dict) and "cache_control" in content[j]:
+                    draft.adjust("messages.breakpoint_dropped", path_of(i, j), "cache_control",
+                                 None, "the marker was on a part the model cannot read, which "
+                                 "was removed (messages.part_dropped); the prefix it cached is "
+                                 "not marked", model.source_of("architecture"))
             if alone:
                 kept = [{"type": "text", "text": _stand_in(removed, accepted)}]
             draft.messages[i] = {**message, "content": kept}
@@ -98,20 +102,6 @@ def _accepted_modes(draft: Draft) -> frozenset[str] | None:
     return frozenset.intersection(*published) if published else None
 
 
-def _refs(node: Any, at: str = "") -> list[str]:
-    """JSON Pointers of every ``$ref`` left in a projected schema."""
-    found: list[str] = []
-    if isinstance(node, dict):
-        if "$ref" in node:
-            found.append(at + "/$ref")
-        for key, value in node.items():
-            found += _refs(value, f"{at}/{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            found += _refs(value, f"{at}/{i}")
-    return found
-
-
 def apply_tools(draft: Draft) -> None:
     """Add the stage's tools, ``tool_choice`` and ``parallel_tool_calls`` to the body.
 
@@ -135,13 +125,9 @@ def apply_tools(draft: Draft) -> None:
     entries: list[dict[str, Any]] = []
     dialect = get_dialect(model.dialect)
     for item in projected:
-        refs = _refs(json.loads(item.projection.schema_json))
-        if refs and not dialect.supports_ref:
-            raise ToolError(
-                f"tool {item.tool.name!r}: the schema is recursive ({refs[0]} refers back "
-                f"to its own definition) and the {dialect.name} dialect of {model.id} has no "
-                "$ref, so no form of the tool can be sent; bound the recursion (nest a fixed "
-                "number of levels) or use a model whose dialect keeps $ref")
+        refusal = recursion_refusal(item, dialect, model.id)
+        if refusal is not None:
+            raise ToolError(refusal)
     for item in projected:
         name = item.tool.name
         for change in item.projection.changes:

@@ -36,12 +36,14 @@ How a class is found, in this order:
     a 404 or 503 saying no endpoint or provider can serve the routing.
 ``structured_output_unsupported``
     a 400, 404, 422 or 501 whose message, or upstream error message (``metadata.raw``:
-    its ``error.message`` / ``message`` when it is JSON, else its text), states in one
-    clause that a structured-output feature (``response_format``, ``json_schema``,
-    ``json_object``, structured outputs, JSON mode, ``tool_choice``, a forced tool) is
-    unsupported, where that clause is not inside a quoted phrase (a quoted prompt) and
-    the upstream error names no other request ``param``. An *invalid* schema is not this
-    class.
+    its ``error.message`` / ``message`` when it is JSON, else its text) has a clause
+    (split at ``,`` ``;`` ``but`` ``however`` ``while`` ``whereas``, sentence ends and line
+    breaks, after quoted phrases in ASCII, curly or other Unicode quotes are removed)
+    whose subject or object is a structured-output feature (``response_format``,
+    ``json_schema``, ``json_object``, structured outputs, JSON mode, ``tool_choice``, a
+    forced tool) and that says it is unsupported, where no field path other than a
+    structured-output one leads the clause (``messages[0].content:``) and the upstream
+    error names no other request ``param``. An *invalid* schema is not this class.
 ``invalid_request``
     any other 4xx (including 403 guardrail or moderation blocks and 413).
 ``server``
@@ -49,7 +51,9 @@ How a class is found, in this order:
 ``unknown``
     anything else (an error object with no numeric code and no telling field).
 
-``metadata.raw`` is read for ``structured_output_unsupported`` only; only that class may
+A body or ``metadata.raw`` nested deeper than :data:`MAX_ERROR_DEPTH` is read as text
+(never a ``RecursionError``). ``metadata.raw`` is read for
+``structured_output_unsupported`` only; only that class may
 lead to a downgrade. The classifier never copies ``metadata.raw`` or moderation's
 ``flagged_input`` into :attr:`ErrorClass.detail` (they can quote the caller's prompt).
 """
@@ -62,7 +66,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ERROR_CLASSES", "ErrorClass", "classify_error", "http_code"]
+__all__ = ["ERROR_CLASSES", "MAX_ERROR_DEPTH", "ErrorClass", "classify_error", "http_code"]
 
 #: Every class :func:`classify_error` returns.
 ERROR_CLASSES: tuple[str, ...] = (
@@ -80,9 +84,34 @@ _CLAUSE = r"[^.;:!?\n{}\[\]\"]{0,60}?"
 _UNSUPPORTED_FEATURE = re.compile(
     rf"\b{_FEATURE}\b{_CLAUSE}\b{_NEGATION}\b|\b{_SUPPORT_VERB}\b{_CLAUSE}\b{_FEATURE}\b|"
     rf"\bunsupported\b{_CLAUSE}\b{_FEATURE}\b", re.IGNORECASE)
+#: Quote pairs: ASCII, curly (U+201C/U+201D, U+2018/U+2019), low-9 (U+201E, U+201A),
+#: guillemets, corner brackets and full-width quotes.
+_QUOTES = (('"', '"'), ("'", "'"), ("`", "`"), ("\u201c", "\u201d"), ("\u2018", "\u2019"),
+           ("\u201e", "\u201c"), ("\u201a", "\u2018"), ("\u00ab", "\u00bb"),
+           ("\u2039", "\u203a"), ("\u300c", "\u300d"), ("\u300e", "\u300f"),
+           ("\uff02", "\uff02"))
+
+
+def _inside(opening: str, closing: str, *, space: bool = True) -> str:
+    """A character of a quoted phrase: neither quote mark nor a line break (nor a space
+    when ``space`` is false), so a search never backtracks or rescans past the next
+    opening mark: linear time."""
+    extra = r"\n" if space else r"\n\s"
+    return f"[^{re.escape(opening)}{re.escape(closing)}{extra}]"
+
+
 #: A quoted phrase (with a space inside): a quoted prompt or text, not a parameter name.
-_QUOTED = re.compile(r"(?<!\w)(?:\"[^\"\n]*\s[^\"\n]*\"|'[^'\n]*\s[^'\n]*'|`[^`\n]*\s[^`\n]*`)"
-                     r"(?!\w)")
+_QUOTED = re.compile("|".join(
+    rf"(?<!\w){re.escape(a)}(?={_inside(a, b, space=False)}*\s){_inside(a, b)}*"
+    rf"{re.escape(b)}(?!\w)"
+    for a, b in _QUOTES))
+#: Where one clause ends: a comma, a semicolon, ``but``/``however``/``while``/``whereas``,
+#: a sentence end (``.``, ``!``, ``?`` before a space or the end) or a line break.
+_CLAUSE_END = re.compile(r"[,;\n]|[.!?](?=\s|$)|\b(?:but|however|while|whereas)\b",
+                         re.IGNORECASE)
+#: A field path before a colon (``messages[0].content:``, ``input.text:``): the clause
+#: after it is about that field.
+_PATH_PREFIX = re.compile(r"\b([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*|\[\d+\])+)\s*:")
 _INVALID_SCHEMA = re.compile(r"invalid schema|schema is invalid|invalid json schema",
                              re.IGNORECASE)
 _STRUCTURED_PARAMS = frozenset({"response_format", "tool_choice", "tools", "text.format",
@@ -137,9 +166,9 @@ def _error_object(body: Any) -> tuple[Mapping[str, Any], bool]:
         body = body.decode("utf-8", "replace")
     if isinstance(body, str):
         try:
-            body = json.loads(body)
-        except json.JSONDecodeError:
-            return {"message": body}, False
+            body = _loads(body)
+        except ValueError:  # json.JSONDecodeError, or nested too deep
+            return {"message": body[:_MAX_TEXT]}, False
     if isinstance(body, Mapping):
         inner = body.get("error")
         if isinstance(inner, Mapping):
@@ -154,8 +183,8 @@ def _upstream(raw: Any) -> tuple[str, Any]:
     """(the upstream error's message, its ``param``) from ``metadata.raw``."""
     if isinstance(raw, str):
         try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError:
+            parsed = _loads(raw)
+        except ValueError:  # not JSON, or nested too deep: read as text
             return raw, None
         raw = parsed
     if isinstance(raw, Mapping):
@@ -169,9 +198,58 @@ def _upstream(raw: Any) -> tuple[str, Any]:
 
 
 def _says_unsupported(text: str) -> bool:
-    """The precise rule: one unquoted clause says a structured-output feature is unsupported."""
-    text = _QUOTED.sub(" ", text)
-    return bool(_UNSUPPORTED_FEATURE.search(text)) and not _INVALID_SCHEMA.search(text)
+    """The precise rule: one unquoted clause says a structured-output feature is
+    unsupported, with the feature as its subject or object, and no field path other than
+    a structured-output one (``messages[0].content:``) leads the clause."""
+    text = _QUOTED.sub(" ", text[:_MAX_TEXT])
+    if _INVALID_SCHEMA.search(text):
+        return False
+    for clause in _CLAUSE_END.split(text):
+        paths = [m.group(1) + m.group(2) for m in _PATH_PREFIX.finditer(clause)]
+        if any(not _structured_path(p) for p in paths):
+            continue
+        if _UNSUPPORTED_FEATURE.search(clause):
+            return True
+    return False
+
+
+def _structured_path(path: str) -> bool:
+    """Whether a field path is a structured-output parameter or inside one."""
+    return any(path == p or path.startswith((p + ".", p + "[")) for p in _STRUCTURED_PARAMS)
+
+
+#: The most characters of a message or ``metadata.raw`` read (a longer one is cut).
+_MAX_TEXT = 20_000
+#: The deepest JSON nesting parsed in an error body or ``metadata.raw``; deeper text is
+#: read as plain text (never a RecursionError).
+MAX_ERROR_DEPTH = 64
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def _too_deep(text: str, limit: int = MAX_ERROR_DEPTH) -> bool:
+    """Whether the JSON text nests arrays and objects deeper than ``limit`` (strings are
+    blanked first; unmatched brackets of a text that is not JSON count as opened)."""
+    brackets = _NOT_BRACKETS.sub("", _JSON_STRING.sub("", text))
+    if len(brackets) <= limit:
+        return False
+    depth = 0
+    for char in brackets:
+        depth = depth + 1 if char in "[{" else max(depth - 1, 0)
+        if depth > limit:
+            return True
+    return False
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` bounded in depth. Raises ValueError for text that is not JSON or
+    nests deeper than :data:`MAX_ERROR_DEPTH`."""
+    if _too_deep(text):
+        raise ValueError("nested too deep")
+    try:
+        return json.loads(text)
+    except RecursionError:  # pragma: no cover - _too_deep guards it
+        raise ValueError("nested too deep") from None
 
 
 def classify_error(status: int | str | None, body: Any) -> ErrorClass:

@@ -11,7 +11,9 @@ Errors carry JSON paths into the reply as written (``$.result.answer`` when the
 root was wrapped) and messages composed from the error type and the constraints the
 contract's schema holds (:mod:`compiler.reply.messages`), never from the input. Before
 validation the reply is bounded: :data:`MAX_REPLY_CHARS` characters and
-:data:`MAX_REPLY_NODES` JSON values; at most :data:`MAX_REPLY_ERRORS` errors are listed.
+:data:`MAX_REPLY_NODES` JSON values, then the bounds of :mod:`compiler.reply.bounds`
+(nesting depth, unions' error fan-out, no NaN or Infinity, string length under
+python-re); at most :data:`MAX_REPLY_ERRORS` errors are listed.
 """
 
 from __future__ import annotations
@@ -23,9 +25,18 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
-from compiler.errors import ReplyValidationError
+from compiler.errors import ContractError, ReplyValidationError
+from compiler.reply.bounds import (
+    MAX_ERRORS_READ,
+    check_data,
+    check_text,
+    fan_out,
+    has_patterns,
+    json_path,
+)
 from compiler.reply.messages import constraints_of, safe_message
 from compiler.reply.null_plan import null_plan, undo_nulls
+from compiler.schema.budgets import uses_python_re
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
 
@@ -48,7 +59,6 @@ MAX_REPLY_ERRORS = 50
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 
 _LANGUAGE_TAG = re.compile(r"[A-Za-z0-9_+-]*")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def parse_reply(
@@ -68,9 +78,12 @@ def parse_reply(
 
     Raises:
         ReplyValidationError: the text is over :data:`MAX_REPLY_CHARS` characters or
-            :data:`MAX_REPLY_NODES` JSON values (path ``$``, not validated), is not JSON
+            :data:`MAX_REPLY_NODES` JSON values (path ``$``, not validated), breaks a
+            bound of :func:`compiler.reply.bounds.check_text` or ``check_data``, is not JSON
             (path ``$`` and the decoder's message), or violates the contract (JSON paths
             such as ``$.organizations[0].name``; the offending values are never included).
+        ContractError: a validator of the contract raised an exception other than
+            ``ValueError``/``AssertionError`` (named by its class; its message withheld).
 
     >>> from pydantic import BaseModel
     >>> from compiler.schema.dialects import DIALECTS
@@ -91,15 +104,22 @@ def parse_reply(
     too_many = too_many_values(text)
     if too_many is not None:
         raise ReplyValidationError([("$", too_many)])
+    python_re = _python_re(contract)
+    fan = fan_out(contract.sha256, contract.schema)
+    data: Any = None
+    if check_text(text, python_re=python_re, fan=fan,
+                  values=count_values(text) if fan > 1 else 0):
+        data = _loads(text)
+        check_data(data, python_re=python_re)
     plan = null_plan(projection)
     wrapper = projection.wrapped_root
     failure: ValidationError | None = None
     if plan is None and wrapper is None:  # nothing to undo: one pass in pydantic's JSON parser
-        try:
-            return contract.adapter.validate_json(text)
-        except ValidationError as exc:
-            failure = exc  # raised below, outside this block, so no pydantic error is chained
-    data = _loads(text)
+        value, failure = _validate(contract, text)
+        if failure is None:
+            return value
+    if data is None:
+        data = _loads(text)
     if failure is not None:
         raise ReplyValidationError(_failures(failure, data, "$", contract))
     if plan is not None:
@@ -110,14 +130,39 @@ def parse_reply(
             message = f"Input should be an object with property {wrapper!r}"
             raise ReplyValidationError([("$", message)])
         if wrapper not in data:
-            raise ReplyValidationError([(_path_step("$", wrapper), "Field required")])
+            raise ReplyValidationError([(json_path("$", wrapper), "Field required")])
         data = data[wrapper]
-        where = _path_step("$", wrapper)
-    try:  # back to JSON text so pydantic validates in JSON mode, as for an untouched reply
-        return contract.adapter.validate_json(to_json(data))
-    except ValidationError as exc:
-        failure = exc
+        where = json_path("$", wrapper)
+    value, failure = _validate(contract, to_json(data))  # JSON mode, as for an untouched reply
+    if failure is None:
+        return value
     raise ReplyValidationError(_failures(failure, data, where, contract))
+
+
+def _validate(contract: OutputContract, text: str | bytes) -> tuple[Any, ValidationError | None]:
+    """Validate ``text``: ``(value, None)``, or ``(None, the ValidationError)``."""
+    try:
+        return contract.adapter.validate_json(text), None
+    except ValidationError as exc:
+        return None, exc
+    except Exception as exc:  # a validator raised something pydantic does not wrap
+        kind = type(exc).__name__
+        raise ContractError(
+            f"a validator of contract {contract.name} raised {kind} (its message is "
+            "withheld: it may quote the reply); validators should raise ValueError or "
+            "AssertionError, which become reply errors with a path") from None
+
+
+_PYTHON_RE: dict[str, bool] = {}
+
+
+def _python_re(contract: OutputContract) -> bool:
+    found = _PYTHON_RE.get(contract.sha256)
+    if found is None:
+        found = _PYTHON_RE[contract.sha256] = has_patterns(
+            contract.sha256, contract.schema) and uses_python_re(
+            contract.target, contract.adapter.core_schema)
+    return found
 
 
 def unfence(text: str) -> str:
@@ -178,6 +223,11 @@ def _failures(
     then one entry saying how many more."""
     names = _field_names(contract)
     constraints = constraints_of(contract.sha256, contract.schema)
+    count = exc.error_count()
+    if count > MAX_ERRORS_READ:
+        return [("$", f"Reply fails the contract with {count:,} errors, more than the "
+                      f"{MAX_ERRORS_READ:,} read back to list them "
+                      "(compiler.reply.bounds.MAX_ERRORS_READ)")]
     errors = exc.errors(include_url=False)
     shown = []
     for err in errors[:MAX_REPLY_ERRORS]:
@@ -233,12 +283,6 @@ def _json_path(
             step in current or (last and missing)
         ):
             # A key the contract does not declare is data (a dict key): never echo it.
-            path = _path_step(path, step) if step in names else path + "[*]"
+            path = json_path(path, step) if step in names else path + "[*]"
             current = current.get(step)
     return path
-
-
-def _path_step(path: str, key: str) -> str:
-    if _IDENTIFIER.match(key):
-        return f"{path}.{key}"
-    return path + "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"

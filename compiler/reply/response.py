@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Response", "assemble", "load_response_text"]
+__all__ = ["Response", "assemble", "load_response_text", "text_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,10 @@ class Response:
         model: the ``model`` the response names.
         usage: the raw ``usage`` object, or ``None``.
         created: the ``created`` Unix time in seconds, or ``None``.
-        error: the ``error`` object of a failed (streamed) response, or ``None``.
+        error: the response's ``error`` (top level, else ``choices[0].error``; in a stream,
+            the last chunk's that has one) as a mapping: a string or other non-object
+            error becomes ``{"message": str(error)}``. ``None`` only when both are absent
+            or ``null``. Any non-``None`` error makes the response a provider error.
         message: the assistant message as a chat message (for a repair turn).
     """
 
@@ -56,9 +59,12 @@ class Response:
 def load_response_text(text: str) -> Any:
     """Parse a saved response: a JSON object, a JSON list of chunks, or an SSE dump.
 
+    A leading UTF-8 byte order mark (U+FEFF, as some editors save) is ignored.
+
     Raises:
         ValueError: the text is none of these (the message names the line).
     """
+    text = text.removeprefix("\ufeff")
     stripped = text.strip()
     if stripped.startswith(("{", "[")):
         try:
@@ -85,12 +91,32 @@ def load_response_text(text: str) -> Any:
 
 
 def _text(content: Any) -> str | None:
+    """A string content as is; a list of parts: the ``text`` of its ``text`` parts (a part
+    with no ``type``, or ``type: null``, counts as one) joined with no separator; anything
+    else ``None``."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        parts = [p.get("text") for p in content
+                 if isinstance(p, Mapping) and p.get("type") in (None, "text")]
         return "".join(p for p in parts if isinstance(p, str))
     return None
+
+
+def text_of(content: Any) -> str | None:
+    """The reply text of a message ``content``, by the rule every reader applies
+    (:func:`_text`): a string, or the ``text`` parts of a list joined."""
+    return _text(content)
+
+
+def _error(value: Any) -> Mapping[str, Any] | None:
+    """An ``error`` member as a mapping (``None`` when absent or ``null``): an object as
+    is, anything else (a string, a number) as ``{"message": str(value)}``."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return value
+    return {"message": str(value)[:500]}
 
 
 def _refusal(message: Mapping[str, Any]) -> str | None:
@@ -134,7 +160,9 @@ def _whole(obj: Mapping[str, Any]) -> Response:
     msg = msg if isinstance(msg, Mapping) else {}
     calls = tuple(c for c in msg.get("tool_calls") or () if isinstance(c, Mapping))
     content = _text(msg.get("content"))
-    error = obj.get("error") if isinstance(obj.get("error"), Mapping) else choice.get("error")
+    error = _error(obj.get("error"))
+    if error is None:
+        error = _error(choice.get("error"))
     return Response(
         content=content, refusal=_refusal(msg), reasoning=_str(msg.get("reasoning")),
         tool_calls=calls,
@@ -142,7 +170,7 @@ def _whole(obj: Mapping[str, Any]) -> Response:
         model=_str(obj.get("model")),
         usage=obj.get("usage") if isinstance(obj.get("usage"), Mapping) else None,
         created=_int(obj.get("created")),
-        error=error if isinstance(error, Mapping) else None,
+        error=error,
         message=_message(content, calls),
     )
 
@@ -164,12 +192,10 @@ def _chunks(chunks: Sequence[Any]) -> Response:
         created = _int(chunk.get("created")) or created
         if isinstance(chunk.get("usage"), Mapping):
             usage = chunk["usage"]
-        if isinstance(chunk.get("error"), Mapping):
-            error = chunk["error"]
         choice = _first_choice(chunk)
         finish = _str(choice.get("finish_reason")) or finish
-        if isinstance(choice.get("error"), Mapping):
-            error = choice["error"]
+        for found in (_error(chunk.get("error")), _error(choice.get("error"))):
+            error = error if found is None else found
         delta = choice.get("delta")
         if not isinstance(delta, Mapping):
             continue

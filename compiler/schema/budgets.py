@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 from compiler.errors import ProjectionError
 from compiler.guards.regex_shape import backtracking_risk
@@ -83,8 +83,16 @@ class BudgetCounter:
         left, so a 1,000,000-entry ``enum`` costs no more than the budget to refuse.
         """
         self.bytes += len(key)
-        if schema_slot(key, value) is None:
+        slot = schema_slot(key, value)
+        if slot is None:
             self.bytes += _data_bytes(value, self.budget.bytes - self.bytes + 1)
+        elif slot == "map":  # the names count too, each at its own pointer
+            for name in value:
+                self.bytes += len(str(name).encode("utf-8", "surrogatepass")) + 3
+                if self.bytes > self.budget.bytes:
+                    cut = "..." if len(str(name)) > 40 else ""  # a name, never data
+                    pointer = f"{pointer}/{escape_pointer(str(name)[:40])}{cut}"
+                    break
         if self.bytes > self.budget.bytes:
             self._over(pointer, f"more than {self.budget.bytes:,} bytes",
                        "long enum, const, default and examples values count too: shorten "
@@ -187,17 +195,14 @@ def alias_cycles(schema: Mapping[str, Any]) -> Iterator[str]:
     (or ``A`` referring to itself, whatever keywords stand beside the ``$ref``) asks
     for ``A`` to check ``A`` before anything else: no validator or projection ends.
     A reference under ``properties`` or ``items`` is recursion, not an alias, and is
-    fine. Nodes are the root (``#``) and the entries of ``$defs`` and ``definitions``.
+    fine. Nodes are every schema object, nested ``$defs`` included (``B = {"$ref":
+    "#/$defs/B/$defs/C"}``), so a reference to any pointer is followed.
 
     >>> defs = {"A": {"$ref": "#/$defs/A", "default": 1}}
     >>> print(next(alias_cycles({"$defs": defs}))[:34])
     /$defs/A: $defs alias cycle A -> A
     """
-    nodes: dict[str, Any] = {"#": schema}
-    for container in ("$defs", "definitions"):
-        defs = schema.get(container)
-        if isinstance(defs, Mapping):
-            nodes.update((f"#/{container}/{escape_pointer(str(n))}", d) for n, d in defs.items())
+    nodes: dict[str, Any] = {f"#{at}": node for at, node in walk_schema(schema)}
     edges = {ref: [t for t in _in_place_refs(node) if t in nodes] for ref, node in nodes.items()}
     state: dict[str, int] = {}  # 1 on the current path, 2 done
     for start in nodes:
@@ -275,7 +280,8 @@ def backtracking_patterns(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
     (``rust-regex``) runs in linear time. The rule is structural and conservative
     (:func:`compiler.guards.regex_shape.backtracking_risk`): a repeated group holding a
     repeat or an alternation that can split the same text two ways, an optional part
-    repeated more than a few times, or a back-reference.
+    repeated more than a few times, a back-reference, or a chain of three or more
+    unbounded repeats that can take the same text (:mod:`compiler.guards.regex_degree`).
 
     >>> backtracking_patterns({"properties": {"a": {"pattern": "^(a|a)*$"}}})[0][0]
     '/properties/a/pattern'
@@ -295,33 +301,31 @@ def backtracking_patterns(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def uses_python_re(tp: Any) -> bool:
-    """Whether validating ``tp`` runs any ``pattern`` with Python's ``re``: it, or a model
-    or pydantic dataclass it refers to, sets ``regex_engine="python-re"``, or a field's
-    ``pattern`` is a compiled ``re.Pattern`` (pydantic then uses ``re`` whatever the
-    engine)."""
-    from pydantic import BaseModel
+def uses_python_re(tp: Any, core_schema: Any = None) -> bool:
+    """Whether validating ``tp`` runs any ``pattern`` with Python's ``re``.
 
-    stack, seen = [tp], set()
+    Reads the core schema pydantic builds for ``tp`` (``core_schema``, else
+    ``TypeAdapter(tp).core_schema``), which holds every type pydantic validates (models,
+    pydantic and stdlib dataclasses, TypedDicts, NamedTuples, containers of them): True
+    when some config or string schema there sets ``regex_engine="python-re"``, or a
+    ``pattern`` is a compiled ``re.Pattern`` (pydantic then uses ``re`` whatever the
+    engine). Conservative: one python-re model anywhere makes every pattern count."""
+    if core_schema is None:
+        from pydantic import TypeAdapter
+
+        core_schema = TypeAdapter(tp).core_schema
+    stack, seen = [core_schema], set()
     while stack:
         item = stack.pop()
+        if isinstance(item, re.Pattern):
+            return True
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(getattr(item, "pattern", None), re.Pattern):
-            return True
-        config = getattr(item, "__pydantic_config__", None)
-        if isinstance(item, type) and issubclass(item, BaseModel):
-            config = item.model_config
-        if isinstance(config, Mapping) and config.get("regex_engine") == "python-re":
-            return True
-        fields = getattr(item, "__pydantic_fields__", None)
-        if isinstance(item, type) and isinstance(fields, Mapping):
-            for info in fields.values():
-                stack.append(info.annotation)
-                stack.extend(info.metadata)
-        metadata = getattr(item, "metadata", None)
-        if isinstance(metadata, list):  # a FieldInfo inside Annotated
-            stack.extend(metadata)
-        stack.extend(get_args(item))
+        if isinstance(item, Mapping):
+            if item.get("regex_engine") == "python-re":
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
     return False

@@ -122,12 +122,12 @@ def _build_contract(tp: Any) -> OutputContract:
             f"that is NaN or infinite at {', '.join(bad[:5])} (JSON has no such number; "
             "use a finite bound, or none)"
         )
-    slow = backtracking_patterns(schema) if uses_python_re(tp) else []
+    slow = backtracking_patterns(schema) if uses_python_re(tp, adapter.core_schema) else []
     if slow:
         where = "; ".join(f"{at}: {why}" for at, why in slow[:5])
         raise ContractError(
             f"{label} cannot be used as an output contract: with regex_engine='python-re' "
-            f"a pattern can take exponential time on a short reply ({where}); use "
+            f"a pattern can take exponential or high polynomial time on a reply ({where}); use "
             "pydantic's default regex engine (rust-regex, linear time), or rewrite the "
             "pattern (docs/contracts.md, Limits)"
         )

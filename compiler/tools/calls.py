@@ -8,10 +8,17 @@ Draft 2020-12 otherwise), after the nulls the projection added are turned back i
 absent keys. A malformed call is a modelling failure, not a crash: the call keeps its
 raw arguments and records its errors, ``(JSON path, message)`` pairs that never
 include an argument value (keys the schema does not declare are shown as ``[*]``).
+
+``arguments`` must be the JSON *text* the protocol defines: an object given in its
+place (some clients decode it early) is refused with ``arguments is not a JSON string``,
+not validated, so a call is read the same way whoever decoded it. A key written twice in
+one object of the arguments is refused with that object's path (JSON readers disagree
+on which of the two wins: Python keeps the last, others the first).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +39,8 @@ class ToolCall:
     Attributes:
         id: the call's ``id`` (a tool result answers it with ``tool_call_id``).
         name: the function named.
-        raw_arguments: the ``arguments`` string exactly as received.
+        raw_arguments: the ``arguments`` string exactly as received (``""`` when it was
+            not a string).
         arguments: the validated value (a model instance for a model tool, a dict
             otherwise), or ``None`` when :attr:`errors` is not empty.
         errors: ``(JSON path, message)`` pairs; empty when the call is valid. Never
@@ -67,8 +75,8 @@ def parse_tool_calls(
         function = function if isinstance(function, Mapping) else {}
         call_id = raw.get("id") if isinstance(raw, Mapping) else None
         name = function.get("name")
-        text = function.get("arguments")
-        text = text if isinstance(text, str) else ""
+        given = function.get("arguments")
+        text = given if isinstance(given, str) else ""
         ident = call_id if isinstance(call_id, str) else None
         label = name if isinstance(name, str) else None
         found = by_name.get(label) if label is not None else None
@@ -76,9 +84,63 @@ def parse_tool_calls(
             out.append(ToolCall(ident, label, text, None,
                                 (("$", "the call names no tool of this request"),)))
             continue
+        if given is not None and not isinstance(given, str):
+            kind = "an object" if isinstance(given, Mapping) else type(given).__name__
+            out.append(ToolCall(ident, label, text, None, ((
+                "$", f"arguments is not a JSON string (it is {kind}); function.arguments "
+                "carries the arguments as JSON text"),)))
+            continue
         value, errors = _validate(text, found)
+        if not errors:
+            repeated = _duplicate_key(text, found)
+            if repeated is not None:
+                value, errors = None, (repeated,)
         out.append(ToolCall(ident, label, text, value, errors))
     return tuple(out)
+
+
+class _Repeated(dict[str, Any]):
+    """An object of the arguments that had a key written twice (the first such key)."""
+
+    key: str
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out and not isinstance(out, _Repeated):
+            out = _Repeated(out)
+            out.key = key
+        out[key] = value
+    return out
+
+
+def _duplicate_key(text: str, tool: ProjectedTool) -> tuple[str, str] | None:
+    """``(path, message)`` of the first key written twice in the arguments, else ``None``
+    (called on arguments that already parsed and validated, so the text is bounded)."""
+    try:
+        data = json.loads(text or "{}", object_pairs_hook=_pairs)
+    except (ValueError, RecursionError):
+        return None
+    declared = _declared_names(tool.tool.schema)
+
+    def step(key: str) -> str:
+        if key not in declared:
+            return "[*]"
+        return f".{key}" if key.isidentifier() else f"[{key!r}]"
+
+    stack: list[tuple[Any, str]] = [(data, "$")]
+    while stack:
+        node, path = stack.pop(0)
+        if isinstance(node, _Repeated):
+            return (path + step(node.key),
+                    "a key is written twice in one object of the arguments; each key may "
+                    "appear once (JSON readers disagree on which one wins)")
+        if isinstance(node, Mapping):
+            stack.extend((v, path + step(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node))
+    return None
 
 
 def _validate(text: str, tool: ProjectedTool) -> tuple[Any, tuple[tuple[str, str], ...]]:

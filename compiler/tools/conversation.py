@@ -6,14 +6,17 @@ The rules (``docs/tools.md``, "Pre-send checks"), with their slugs:
 
 * ``message``: every message is a JSON object;
 * ``role``: ``role`` is one of ``system``, ``developer``, ``user``, ``assistant``, ``tool``;
-* ``content``: ``content`` is a string or a list of parts; only an assistant message
-  with ``tool_calls`` may leave it out (or ``null``);
+* ``content``: ``content`` is a string or a non-empty list of parts; only an assistant
+  message with ``tool_calls`` may leave it out (or ``null``, or ``[]``). An empty string
+  is accepted: no provider reference in the project documents it either way, and callers
+  send it often; an empty list of parts is refused (a message with nothing in it);
 * ``part``: each part is an object of a type its role may carry (``text`` for every
   role; ``image_url``, ``file`` and ``input_audio`` only from ``user``) with its
   fields: ``text.text``, ``image_url.url``, ``file.file_data`` or ``file.file_id``,
   ``input_audio.data`` and ``.format``; a ``cache_control`` is an object;
 * ``tool_call``: an assistant's ``tool_calls`` is a non-empty list of
-  ``{"id", "type": "function", "function": {"name", "arguments": str}}``;
+  ``{"id", "type": "function", "function": {"name", "arguments": str}}`` (``type``
+  present, ``id`` and ``function.name`` non-empty);
 * ``tool_call_id_duplicate``: no two tool calls of the conversation share an id;
 * ``tool_result``: a ``tool`` message has a string ``tool_call_id``;
 * ``tool_result_orphan``: a tool result answers a call of the assistant message
@@ -85,12 +88,13 @@ def _check_calls(index: int, calls: Any, seen: set[str]) -> list[str]:
     for j, call in enumerate(calls):
         function = call.get("function") if isinstance(call, Mapping) else None
         if (not isinstance(call, Mapping) or not isinstance(call.get("id"), str)
-                or not call["id"] or call.get("type", "function") != "function"
+                or not call["id"] or call.get("type") != "function"
                 or not isinstance(function, Mapping)
-                or not isinstance(function.get("name"), str)
+                or not isinstance(function.get("name"), str) or not function["name"]
                 or not isinstance(function.get("arguments"), str)):
-            raise _fail(index, "tool_call", f"tool_calls[{j}] needs a string id, type "
-                        "'function' and function.name and function.arguments strings")
+            raise _fail(index, "tool_call", f"tool_calls[{j}] needs a non-empty string id, "
+                        "\"type\": \"function\", a non-empty function.name and a "
+                        "function.arguments string")
         if call["id"] in seen:
             raise _fail(index, "tool_call_id_duplicate",
                         f"tool_calls[{j}] reuses the id of an earlier tool call")
@@ -124,6 +128,9 @@ def check_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
             raise _fail(index, "content", "has no content")
         if content is not None and not isinstance(content, (str, list)):
             raise _fail(index, "content", "content must be a string or a list of parts")
+        if content == [] and not (role == "assistant" and calls is not None):
+            raise _fail(index, "content", "content is an empty list of parts; give at least "
+                        "one part (or a string)")
         for j, part in enumerate(content if isinstance(content, list) else ()):
             _check_part(index, str(role), j, part)
         if role == "tool":

@@ -25,7 +25,7 @@ from compiler.schema.projected import Projection
 from compiler.schema.projection import project
 from compiler.tools.tool import Tool
 
-__all__ = ["ProjectedTool", "project_tools", "sent_parameters"]
+__all__ = ["ProjectedTool", "project_tools", "recursion_refusal", "sent_parameters"]
 
 
 @dataclass(frozen=True)
@@ -83,3 +83,32 @@ def project_tools(tools: Sequence[Tool], dialect: Dialect) -> tuple[ProjectedToo
                                 "differ from the projected schema")
         out.append(ProjectedTool(tool, projection, digest))
     return tuple(out)
+
+
+def _refs(node: Any, at: str = "") -> list[str]:
+    """JSON Pointers of every ``$ref`` left in a projected schema."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if "$ref" in node:
+            found.append(at + "/$ref")
+        for key, value in node.items():
+            found += _refs(value, f"{at}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _refs(value, f"{at}/{i}")
+    return found
+
+
+def recursion_refusal(item: ProjectedTool, dialect: Dialect, model: str) -> str | None:
+    """Why ``item`` cannot be sent to ``model`` at all: its projection still refers to
+    itself (``$ref``) and ``dialect`` has none (Gemini's); ``None`` when it can. Used by
+    the compile and by ``capc check``, so both refuse the same tools."""
+    if dialect.supports_ref:
+        return None
+    refs = _refs(json.loads(item.projection.schema_json))
+    if not refs:
+        return None
+    return (f"tool {item.tool.name!r}: the schema is recursive ({refs[0]} refers back to its "
+            f"own definition) and the {dialect.name} dialect of {model} has no $ref, so no "
+            "form of the tool can be sent; bound the recursion (nest a fixed number of "
+            "levels) or use a model whose dialect keeps $ref")

@@ -5,11 +5,18 @@ UTF-8 JSON whose root is an object, with no key written twice in any object: Pyt
 ``json`` keeps the last of two equal keys silently, and the other JSON readers a schema
 meets may keep the first, so a duplicate is refused, named with the JSON Pointer of its
 object. Errors name the file, and for invalid JSON its line and column.
+
+Only a regular file (a symlink to one is fine) is read, and at most
+:data:`MAX_SCHEMA_FILE_BYTES` + 1 bytes of it: a device (``/dev/zero``), a FIFO, a socket or
+a directory is refused before it is opened, so nothing hangs or fills memory. The one
+exception is the already-open stream the command line accepts for ``--messages``:
+``/dev/stdin`` and ``/dev/fd/N`` (a process substitution), read with the same bound.
 """
 
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -76,11 +83,20 @@ def load_schema_file(name: str, spec: str, base_dir: Path) -> dict[str, Any]:
     path = path if path.is_absolute() else base_dir / path
     where = f"tool {name!r}: input_schema file {str(path)!r}"
     try:
-        size = path.stat().st_size
-        if size > MAX_SCHEMA_FILE_BYTES:
-            raise ToolError(f"{where} has {size} bytes, more than the {MAX_SCHEMA_FILE_BYTES} "
-                            "a tool schema may have")
-        text = path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode
+        stream = str(path) == "/dev/stdin" or str(path).startswith("/dev/fd/")
+        if not stat.S_ISREG(mode) and not stream:
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "not a regular file")
+            raise ToolError(f"{where} is {kind}; input_schema names a regular JSON file "
+                            "(or /dev/stdin)")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_SCHEMA_FILE_BYTES + 1)
+        if len(raw) > MAX_SCHEMA_FILE_BYTES:
+            raise ToolError(f"{where} has more than the {MAX_SCHEMA_FILE_BYTES} bytes a tool "
+                            "schema may have")
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise ToolError(f"{where} cannot be read: {exc.strerror or exc} (the path is "
                         "relative to the stages.yaml directory)") from None

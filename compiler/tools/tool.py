@@ -17,7 +17,10 @@ required and the object closed (:meth:`Tool.from_properties`). Normalisation che
   with ``#``);
 * the description is sent once: the schema root's ``description`` is the tool's
   description when none is given (a model's docstring), and it is removed from the
-  schema when it says the same as the tool's description.
+  schema when it says the same as the tool's description; so is the same text in the
+  definition a root ``$ref`` was inlined from (a self-recursive model's ``$defs/Node``,
+  whose copy the root is), and that definition is dropped when nothing refers to it
+  any more (a root ``$ref`` that was not recursive).
 
 Defaults in the schema are annotations: they are stripped by the projection and never
 injected into arguments.
@@ -186,6 +189,7 @@ def _normalised(
     if isinstance(said, str) and description in (None, said):
         description = said
         root = {k: v for k, v in root.items() if k != "description"}
+    root = _prune_inlined(root, schema, description)
     frozen = freeze_json(root)
     return frozen, canonical_sha256(frozen), description
 
@@ -235,6 +239,30 @@ def _inline_root(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
                     at=("input_schema", "$ref"))
 
 
+def _prune_inlined(
+    root: dict[str, Any], schema: Mapping[str, Any], description: str | None
+) -> dict[str, Any]:
+    """The definition a root ``$ref`` named (one ``#/$defs/X`` or ``#/definitions/X``
+    step): without the tool's description, and dropped when no ``$ref`` names it."""
+    ref = schema.get("$ref")
+    steps = _steps(ref[1:]) if isinstance(ref, str) and ref.startswith("#/") else []
+    if len(steps) != 2 or steps[0] not in ("$defs", "definitions"):
+        return root
+    defs = root.get(steps[0])
+    target = defs.get(steps[1]) if isinstance(defs, Mapping) else None
+    if not isinstance(defs, Mapping) or not isinstance(target, Mapping):
+        return root
+    defs = dict(defs)
+    if description is not None and target.get("description") == description:
+        defs[steps[1]] = {k: v for k, v in target.items() if k != "description"}
+    if not any(node.get("$ref") == ref for _, node in walk_schema(root)):
+        del defs[steps[1]]
+    out = {k: v for k, v in root.items() if k != steps[0]}
+    if defs:
+        out[steps[0]] = defs
+    return out
+
+
 #: Root keywords that may differ beside a root ``$ref`` and in its target (the root's win).
 _ROOT_ANNOTATIONS = frozenset({"$defs", "definitions", "$schema", "$id", "$comment",
                                "description", "title", "examples"})
@@ -244,12 +272,20 @@ def check_tools(tools: Sequence[Tool], reserved: Iterable[str] = ()) -> None:
     """Refuse duplicate names, and names in ``reserved`` (the output tool's).
 
     Raises:
-        ToolError: the first duplicate or reserved name (``at``: ``("tools", index,
-            "name")``).
+        ToolError: an entry that is not a :class:`Tool` (a mapping or a model class given
+            as is: ``at`` ``("tools", index)``), or the first duplicate or reserved name
+            (``at``: ``("tools", index, "name")``).
     """
     seen: set[str] = set()
     taken = set(reserved)
+    if not isinstance(tools, Sequence) or isinstance(tools, str | bytes):
+        raise ToolError(f"tools must be a tuple of Tool objects, not {type(tools).__name__}",
+                        at=("tools",))
     for index, tool in enumerate(tools):
+        if not isinstance(tool, Tool):
+            raise ToolError(f"tools[{index}] is a {type(tool).__name__}, not a Tool: build "
+                            "it with Tool.from_model(Model), Tool.from_schema(name, schema) "
+                            "or Tool.from_properties(name, properties)", at=("tools", index))
         if tool.name in seen:
             raise ToolError(f"two tools are named {tool.name!r}; tool names must be unique",
                             at=("tools", index, "name"))
@@ -292,7 +328,7 @@ def _tool_of(decl: Any, base_dir: Path) -> Tool:
         return Tool.from_file(decl.name, schema, description=decl.description,
                               base_dir=base_dir)
     if isinstance(schema, str):
-        schema = _imported_schema(decl.name, schema)
+        schema = _imported_schema(decl.name, schema, base_dir)
     return Tool.from_schema(decl.name, schema, description=decl.description)
 
 
@@ -310,7 +346,7 @@ def _entry_key(decl: Any, at: tuple[str | int, ...]) -> tuple[str | int, ...]:
     return at or ("input_schema",)
 
 
-def _imported_schema(name: str, spec: str) -> Any:
+def _imported_schema(name: str, spec: str, base_dir: Path | None = None) -> Any:
     module, sep, attr = spec.rpartition(":")
     if not sep or not module or not attr:
         raise ToolError(f"tool {name!r}: input_schema {spec!r} is neither a JSON Schema "
@@ -320,6 +356,14 @@ def _imported_schema(name: str, spec: str) -> Any:
         for part in attr.split("."):
             target = getattr(target, part)
     except Exception as exc:
+        hint = ""
+        root = module.split(".")[0]
+        if (isinstance(exc, ModuleNotFoundError) and exc.name == root and base_dir is not None
+                and ((base_dir / root).is_dir() or (base_dir / f"{root}.py").is_file())):
+            # as for a contract, the module form is imported from the import path only
+            hint = (f"; {root!r} is in the stages.yaml folder ({base_dir}), which is not "
+                    "on the import path: add that folder to PYTHONPATH, or give the "
+                    "schema as a .json file or through a tool 'model'")
         raise ToolError(f"tool {name!r}: input_schema {spec!r} cannot be imported: "
-                        f"{type(exc).__name__}: {exc}") from exc
+                        f"{type(exc).__name__}: {exc}{hint}") from exc
     return target

@@ -46,19 +46,36 @@ export function replyText(recipe, completion) {
     if (!call) return null;
     return call.function.arguments;
   }
-  return typeof message?.content === "string" ? message.content : null;
+  return textOf(message?.content);
+}
+
+/**
+ * A message content as reply text (the rule of the Python readers): a string as is, a list
+ * of content parts as its "text" parts (a part with no type, or type null, counts as one) joined with no
+ * separator, anything else null.
+ */
+export function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return null;
+  return content
+    .filter((p) => p && typeof p === "object" && (p.type ?? "text") === "text" && typeof p.text === "string")
+    .map((p) => p.text)
+    .join("");
 }
 
 /**
  * Why a response holds no answer to validate, or null (the rule of the Python reader):
- * "error" (an error object, or finish_reason "error"), "refused" (message.refusal, or a
+ * "error" (a non-null top-level or choices[0] error: an object or a string; or
+ * finish_reason "error"), "refused" (message.refusal, or a
  * refusal content part), "filtered" (finish_reason "content_filter"). None of them is
  * an invalid reply: a repair turn would ask the same question again.
  */
 export function blockedBy(completion) {
   const choice = completion?.choices?.[0];
   const message = choice?.message ?? {};
-  if (completion?.error || choice?.finish_reason === "error") return "error";
+  if (completion?.error != null || choice?.error != null || choice?.finish_reason === "error") {
+    return "error";
+  }
   if (typeof message.refusal === "string" && message.refusal) return "refused";
   if (Array.isArray(message.content) && message.content.some((p) => p?.type === "refusal")) {
     return "refused";
@@ -142,6 +159,35 @@ function steps(instancePath, data) {
   return out;
 }
 
+// Ajv runs `pattern` with JS RegExp, which backtracks (for every contract, whatever its
+// regex_engine): as compiler.reply.bounds.MAX_PYTHON_RE_CHARS does for python-re, a string
+// or key longer than this is refused before Ajv runs a pattern on it.
+const MAX_PATTERN_CHARS = 10_000;
+const patterned = new Map(); // contract hash -> whether its schema has a pattern
+
+function hasPattern(key, schema) {
+  if (!patterned.has(key)) patterned.set(key, /"pattern(Properties)?"\s*:/.test(JSON.stringify(schema)));
+  return patterned.get(key);
+}
+
+function longString(data, where) {
+  const stack = [[data, where]];
+  while (stack.length) {
+    const [value, at] = stack.pop();
+    if (typeof value === "string" && value.length > MAX_PATTERN_CHARS) {
+      return { path: jsonPath(at), message: `String is ${value.length} characters, more than the ${MAX_PATTERN_CHARS} a pattern is run on` };
+    }
+    if (Array.isArray(value)) value.forEach((item, i) => stack.push([item, [...at, i]]));
+    else if (value !== null && typeof value === "object") {
+      for (const [k, item] of Object.entries(value)) {
+        if (k.length > MAX_PATTERN_CHARS) return { path: `${jsonPath(at)}[*]`, message: `Key is ${k.length} characters, more than the ${MAX_PATTERN_CHARS} a pattern is run on` };
+        stack.push([item, [...at, k]]);
+      }
+    }
+  }
+  return null;
+}
+
 /** Apply the recipe and validate: {valid, value} or {valid: false, errors: [{path, message}]}. */
 export function parseReply(lock, recipe, text) {
   if (typeof text !== "string") return { valid: false, errors: [{ path: "$", message: "no reply text" }] };
@@ -166,6 +212,8 @@ export function parseReply(lock, recipe, text) {
     where = [recipe.wrapped_root];
   }
   const schema = lock.contracts[recipe.contract].schema;
+  const long = hasPattern(recipe.contract, schema) ? longString(data, where) : null;
+  if (long) return { valid: false, errors: [long] };
   const errors = check(`contract:${recipe.contract}`, schema, schema, data, where);
   return errors.length ? { valid: false, errors } : { valid: true, value: data };
 }

@@ -31,6 +31,14 @@ export type Path = string;
  */
 export type Name = string;
 /**
+ * The engine pydantic runs the contract's ``pattern`` values with: ``python-re``
+ * (Python's ``re``, backtracking) when any part of the contract asks for it, else
+ * ``rust-regex`` (linear time). A reader should bound the strings a backtracking
+ * engine runs on (``compiler.reply.bounds.MAX_PYTHON_RE_CHARS``); absent in older
+ * locks: ``rust-regex``.
+ */
+export type RegexEngine = "rust-regex" | "python-re";
+/**
  * The stages.yaml ``contract`` value (``module:Class`` or ``file.py:Class``).
  */
 export type Spec = string | null;
@@ -348,6 +356,7 @@ export interface Contracts {
  */
 export interface LockContract {
   name: Name;
+  regex_engine?: RegexEngine;
   schema: Schema;
   spec: Spec;
   unchecked: Unchecked;

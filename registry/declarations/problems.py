@@ -33,12 +33,14 @@ def combined_error(problems: Sequence[DeclarationError]) -> DeclarationError:
         return ordered[0]
     first = ordered[0]
     listing = "\n".join(f"  {p}" for p in ordered)
-    return DeclarationError(
+    combined = DeclarationError(
         f"{len(ordered)} problems:\n{listing}",
         file=first.file,
         line=first.line,
         column=first.column,
     )
+    combined.problems = tuple(ordered)
+    return combined
 
 
 def unset_key_problem(

@@ -167,9 +167,14 @@ class StageDecl(Decl):
 
     @model_validator(mode="after")
     def _tools_named_once(self) -> StageDecl:
-        names = [t.name for t in self.tools if t.name]
-        if len(set(names)) != len(names):
-            raise problem("two tools share a name; tool names must be unique", "tools")
+        first: dict[str, int] = {}
+        for index, tool in enumerate(self.tools):
+            if not tool.name:
+                continue
+            if tool.name in first:
+                raise problem(f"tools[{index}] is named {tool.name!r}, as tools[{first[tool.name]}]"
+                              " is; tool names must be unique", "tools", index, "name")
+            first[tool.name] = index
         if self.tool_choice is not None and not self.tools:
             raise problem("tool_choice needs tools", "tool_choice")
         return self
