@@ -111,3 +111,21 @@ def test_a_referenced_value_file_is_kept(tmp_path: Path) -> None:
     assert (tmp_path / ORPHAN).is_file()
     assert sweep_orphans(tmp_path, lambda: []) == 1
     assert not (tmp_path / "ab").exists()  # the emptied layout folders go too
+
+
+def test_a_compile_from_a_file_writes_nothing_into_a_project_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--metadata FILE needs no metadata cache, so the folder is not refused, but the
+    compile result cache is not written into it either."""
+    from tests.conftest import ROOT
+
+    plant(tmp_path / "p")
+    monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path / "p"))
+    monkeypatch.chdir(ROOT)
+    argv = ["compile", "extract_invoice", "openai/gpt-4o-mini", "--metadata", str(SEED_MODELS)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert survivors(tmp_path / "p") == PROJECT
+    assert not (tmp_path / "p" / "compiled").exists() or [
+        p.name for p in (tmp_path / "p" / "compiled").iterdir()
+    ] == ["keep.md"]
