@@ -272,6 +272,7 @@ def test_the_no_endpoint_data_note_gives_the_reason(
     request = compile_request(Intent(stage="t", output_tokens=100), model, registry=registry,
                               coverage="full")  # fmt: skip
     [note] = [n for n in request.report.notes if n.startswith("no endpoint data")]
-    assert f"no endpoint data for {model} (fetch failed (deadline of 0.2 s reached" in note
+    assert note.startswith(f"no endpoint data for {model} (fetch failed (")
+    assert "deadline of 0.2 s reached" in note  # a read timeout or the watchdog, whichever first
     assert note.endswith("the model-level figures were used, which an endpoint that serves "
                          "it may not meet")  # fmt: skip
