@@ -171,8 +171,9 @@ def _compile(
                 "404 (raise max_price or choose a cheaper model)", model=model, routes=())
         single = compile_single(registry, intent, base, messages)
         if coverage == "full":
-            note = (f"no endpoint data for {model}: the model-level figures were used, "
-                    "which an endpoint that serves it may not meet")
+            note = (f"no endpoint data for {model}{_why_no_endpoints(registry, model)}: "
+                    "the model-level figures were used, which an endpoint that serves it "
+                    "may not meet")
             if unchecked:
                 note = (f"the endpoint data of {model} has no tags, so which endpoint "
                         f"provider.only {list(base.provider.get('only') or [])} names "
@@ -312,3 +313,12 @@ _MEMO: weakref.WeakKeyDictionary[Registry, dict[tuple[int, str, bool, str], Memo
 )
 _MEMO_SIZE = 4096
 
+
+def _why_no_endpoints(registry: Registry, model: str) -> str:
+    """`` (fetch failed (...))``: the reason the registry noted when the endpoints
+    could not be had, or ``""`` when it noted none (no fetching, an endpoints file)."""
+    prefix = f"endpoints of {model}: "
+    for note in reversed(registry.notes):
+        if note.startswith(prefix):
+            return f" ({note.removeprefix(prefix).split('; none used')[0]})"
+    return ""

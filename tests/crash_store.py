@@ -50,7 +50,7 @@ def prepare(directory: Path, mode: str) -> None:
     legacy.close()
     orphan = directory / "ff" / "ee"
     orphan.mkdir(parents=True, exist_ok=True)
-    (orphan / "left-by-a-crash.val").write_bytes(b"x" * 1000)
+    (orphan / ("0123456789abcdef" * 2)[:28]).with_suffix(".val").write_bytes(b"x" * 1000)
 
 
 def value_files(directory: Path) -> int:

@@ -85,6 +85,8 @@ def test_a_full_disk_is_a_failed_refresh_naming_the_kept_copy(
     captured = capsys.readouterr()
     assert "kept 52 models" in captured.out
     assert "could not store it" in captured.err and "disk is full" in captured.err
+    assert "cannot store: its disk is full" in captured.err  # one wording, with the hint
+    assert "free some space" in captured.err
     assert "serving the cached copy from 2026-08-19" in captured.err
     monkeypatch.undo()
     with MetadataCache(tmp_path) as cache:

@@ -48,3 +48,19 @@ def test_a_command_gets_its_own_help(capsys: pytest.CaptureFixture[str]) -> None
         main(["lock", "--help"])
     assert done.value.code == 0
     assert "usage: capc lock" in capsys.readouterr().out
+
+
+def test_the_capc_process_raises_the_collector_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run() (the console script), not the library, sets the first GC threshold."""
+    import gc
+
+    from compiler.cli import main as cli_main
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(cli_main, "main", lambda: 0)
+    try:
+        with pytest.raises(SystemExit):
+            cli_main.run()
+        assert gc.get_threshold() == (cli_main.GC_THRESHOLD, *before[1:])
+    finally:
+        gc.set_threshold(*before)

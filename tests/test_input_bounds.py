@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from compiler.cli.main import main
-from registry.sources.bounds import json_depth_over
+from registry.jsondepth import json_depth_over
 from registry.sources.cache import MetadataCache, RejectedPayload, check_payload
 from registry.sources.fetch import FetchError, fetch_url
 from registry.sources.load import load_endpoints_for, load_metadata
@@ -216,7 +216,7 @@ def test_with_no_cached_copy_a_short_list_is_compared_with_the_seed(
 def test_the_nesting_check_reads_a_body_of_escaped_quotes_in_one_pass() -> None:
     """200 KB of ``\\"`` (an unterminated string) is scanned once: before, each quote
     restarted the string pattern (76 s for 160 KB); a regression hangs this test."""
-    from registry.sources.bounds import json_depth_over
+    from registry.jsondepth import json_depth_over
 
     assert json_depth_over(b'\\"' * 100_000, 64) is False
     assert json_depth_over(b'{"s": "\\"[[[[\\"", "t": [[]]}', 1) is True

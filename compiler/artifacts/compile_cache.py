@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from registry.paths import default_cache_dir
+from registry.sources.cache_files import foreign_entries
 
 __all__ = ["CompileCache", "compile_cache_entries", "contract_files", "stage_files"]
 
@@ -133,7 +134,9 @@ class CompileCache:
                 return None
             material.append([str(path.resolve()), _file_digest(path)])
         digest.update(json.dumps(material, sort_keys=True).encode())
-        root = Path(os.environ.get("CAPC_CACHE_DIR") or default_cache_dir())
+        root = Path(os.environ.get("CAPC_CACHE_DIR") or default_cache_dir()).expanduser()
+        if not (root / "cache.db").is_file() and foreign_entries(root):
+            return None  # a project folder given by mistake: write nothing into it
         return cls(root / "compiled" / f"{digest.hexdigest()}.json")
 
     def get(self) -> dict[str, Any] | None:

@@ -8,8 +8,8 @@ faults never produce a traceback. ``capc refresh`` is in :mod:`compiler.cli.refr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import shutil
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -254,9 +254,13 @@ def _cmd_cache(args: argparse.Namespace) -> int:
         if args.action == "clear":
             removed = cache.clear()
             compiled = directory / "compiled"  # capc compile's result cache
-            if compiled.is_dir():
-                removed += sum(1 for _ in compiled.glob("*.json"))
-                shutil.rmtree(compiled, ignore_errors=True)
+            if compiled.is_dir():  # its entries and temporary files only, nothing else
+                for item in [*compiled.glob("*.json"), *compiled.glob("*.tmp")]:
+                    with contextlib.suppress(OSError):
+                        item.unlink()
+                        removed += item.suffix == ".json"
+                with contextlib.suppress(OSError):
+                    compiled.rmdir()  # only when empty
             if args.json:
                 print(json.dumps({"directory": str(directory), "removed": removed}, indent=2))
             else:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json
 
 from registry.errors import MetadataError
+from registry.jsondepth import MAX_JSON_DEPTH_CAP, json_depth_over
 from registry.metadata.shapes import EndpointList, ModelInfo
 
 __all__ = [
@@ -44,7 +45,8 @@ def read_bounded(path: Path, *, source: str, limit: int = MAX_FILE_BYTES) -> byt
     Works for pipes too (``/dev/stdin``, ``<(...)``).
 
     Raises:
-        MetadataError: the file cannot be read, or is larger than ``limit``.
+        MetadataError: the file cannot be read, is larger than ``limit``, or nests
+            deeper than :data:`registry.jsondepth.MAX_JSON_DEPTH_CAP` levels.
     """
     try:
         with path.open("rb") as handle:
@@ -56,6 +58,12 @@ def read_bounded(path: Path, *, source: str, limit: int = MAX_FILE_BYTES) -> byt
         raise MetadataError(
             f"{source}: larger than the {limit:,}-byte limit for a metadata file; "
             "is it the right file?",
+            source=source,
+        )
+    if json_depth_over(raw, MAX_JSON_DEPTH_CAP):  # before any parser recurses into it
+        raise MetadataError(
+            f"{source}: nested deeper than {MAX_JSON_DEPTH_CAP} levels of JSON arrays and "
+            "objects (OpenRouter's lists nest at most 7); is it the right file?",
             source=source,
         )
     return raw

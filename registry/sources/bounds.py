@@ -7,31 +7,28 @@ and ``deflate`` bodies are decoded here with :mod:`zlib`, at most the room left 
 the limit at a time; a ``gzip`` body of several members (RFC 1952, section 2.2) is
 decoded whole, and bytes after the last member that start no new one are refused.
 :func:`check_depth` refuses JSON nested deeper than ``CAPC_MAX_JSON_DEPTH`` before any
-parser sees it, so a deeply nested payload is a rejected payload, never a
-``RecursionError``. docs/metadata.md lists the defaults.
+parser sees it (:func:`registry.jsondepth.json_depth_over`), so a deeply nested payload
+is a rejected payload, never a ``RecursionError``. docs/metadata.md lists the defaults.
 """
 
 from __future__ import annotations
 
-import re
 import time
 import zlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from registry.jsondepth import json_depth_over
+
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["DEFAULT_MAX_JSON_DEPTH", "BodyRefused", "check_depth", "json_depth_over", "read_body"]
+__all__ = ["DEFAULT_MAX_JSON_DEPTH", "BodyRefused", "check_depth", "read_body"]
 
 DEFAULT_MAX_JSON_DEPTH = 64
 """Levels of JSON arrays and objects accepted (OpenRouter's payloads use at most 6)."""
 
-#: A JSON string; an unterminated one runs to the end of the body, so a body of escaped
-#: quotes is one match, not one retry per quote (that retry was quadratic).
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_INNERMOST = re.compile(rb"\[\]|\{\}")
+
 
 
 class BodyRefused(Exception):
@@ -90,19 +87,26 @@ def read_body(
     decoder = None if encoding in ("", "identity") else _Inflater(gzip=encoding != "deflate")
     chunks: list[bytes] = []
     total = 0
-    for raw in response.iter_raw():
-        for out in [raw] if decoder is None else decoder.feed(raw, room=limit - total + 1):
-            total += len(out)
-            if total > limit:
-                raise BodyRefused(too_large)
-            chunks.append(out)
-        if time.monotonic() > deadline_at:
-            raise BodyRefused(
-                f"deadline of {deadline:g} s reached while reading the body "
-                f"({total:,} bytes read)"
-            )
-    if decoder is not None:
-        decoder.finish()
+    try:
+        for raw in response.iter_raw():
+            for out in [raw] if decoder is None else decoder.feed(raw, room=limit - total + 1):
+                total += len(out)
+                if total > limit:
+                    raise BodyRefused(too_large)
+                chunks.append(out)
+            if time.monotonic() > deadline_at:
+                raise BodyRefused(
+                    f"deadline of {deadline:g} s reached while reading the body "
+                    f"({total:,} bytes read)"
+                )
+        if decoder is not None:
+            decoder.finish()
+    except BaseException:
+        # The traceback keeps this frame alive as long as the error is: free what was
+        # read (up to the whole limit) now, not when the last reference goes.
+        chunks.clear()
+        decoder = None
+        raise
     return b"".join(chunks)
 
 
@@ -155,30 +159,6 @@ class _Inflater:
     def _trailing(self) -> str:
         after = "the last gzip member, not another member" if self.gzip else "the deflate stream"
         return f"undecodable response (Content-Encoding): trailing bytes after {after}"
-
-
-def json_depth_over(payload: bytes, limit: int) -> bool:
-    """Whether the JSON text ``payload`` nests arrays and objects deeper than ``limit``.
-
-    Strings are blanked first (brackets inside them do not count); then each pass
-    removes the innermost empty pairs, one level per pass, in C. A body that is not
-    JSON, or is truncated, may leave unmatched brackets: those never count as depth.
-
-    Args:
-        payload: the body (any bytes).
-        limit: the deepest nesting allowed.
-
-    Returns:
-        ``True`` when some value is nested more than ``limit`` levels deep.
-    """
-    brackets = _STRING.sub(b"", payload).translate(None, _NOT_BRACKET)
-    for _ in range(limit):
-        if not brackets:
-            return False
-        brackets, removed = _INNERMOST.subn(b"", brackets)
-        if not removed:
-            return False
-    return _INNERMOST.search(brackets) is not None
 
 
 def check_depth(payload: bytes, limit: int) -> str | None:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -57,7 +56,8 @@ from registry.metadata.parse import (
 from registry.metadata.shapes import EndpointList, ModelInfo
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH, check_depth
 from registry.sources.cache_entry import CacheEntry, Kind
-from registry.sources.cache_open import open_diskcache
+from registry.sources.cache_files import sweep_orphans, value_dirs
+from registry.sources.cache_open import disk_full_advice, is_disk_full, open_diskcache
 
 __all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
 
@@ -95,7 +95,9 @@ def _decode_json(payload: bytes, *, source: str) -> object:
     if head.startswith(b"<") or b"<html" in head:
         raise RejectedPayload("not JSON (looks like an HTML page)", source=source)
     try:
-        json.loads(payload.decode("utf-8"))
+        return json.loads(payload.decode("utf-8"))  # deeper than pydantic-core's 200 levels
+    except RecursionError as exc:  # only below MAX_JSON_DEPTH_CAP's headroom
+        raise RejectedPayload("nested too deeply to parse", source=source) from exc
     except UnicodeDecodeError as exc:
         raise RejectedPayload(f"not UTF-8 text (byte {exc.start})", source=source) from exc
     except json.JSONDecodeError as exc:
@@ -105,7 +107,6 @@ def _decode_json(payload: bytes, *, source: str) -> object:
         raise RejectedPayload(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}{hint}", source=source
         ) from exc
-    raise RejectedPayload("invalid JSON", source=source)  # pragma: no cover - parsers agree
 
 
 def check_payload(
@@ -229,8 +230,11 @@ class MetadataCache:
         try:
             yield
         except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
+            why = f"{exc}"
+            if is_disk_full(exc, self.directory):
+                why = disk_full_advice(f"{type(exc).__name__}: {exc}")
             raise CacheError(
-                f"cache {self.directory}: cannot {action}: {exc}", source=str(self.directory)
+                f"cache {self.directory}: cannot {action}: {why}", source=str(self.directory)
             ) from exc
 
     def close(self) -> None:
@@ -329,7 +333,7 @@ class MetadataCache:
         )
         blob = entry.to_bytes()
         cache = self._writable("store")
-        with self._errors("write"):
+        with self._errors("store"):
             cache.reset("sqlite_synchronous", _SYNC_FULL, update=False)
             try:
                 with cache.transact():
@@ -348,22 +352,13 @@ class MetadataCache:
         return entry, parsed
 
     def _remove_orphans(self, cache: Any) -> None:
-        """Remove value files no row refers to, and rows whose file is gone.
-
-        Values are stored inline, so a subfolder exists only when an older version
-        stored files there; only then is diskcache's ``check(fix=True)`` run.
-        """
-        if not any(p.is_dir() for p in self.directory.iterdir()):
+        """Remove diskcache value files no row refers to (:func:`sweep_orphans`): values
+        are stored inline, so they exist only where an older version stored files."""
+        if not value_dirs(self.directory):
             return
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            cache.check(fix=True, retry=True)
-        if caught:
-            _log.info(
-                "cache %s: cleaned %d leftover item(s) of an interrupted write",
-                self.directory,
-                len(caught),
-            )
+        with cache.transact():
+            sql = "SELECT filename FROM Cache WHERE filename IS NOT NULL"
+            sweep_orphans(self.directory, lambda: [n for (n,) in cache._sql(sql).fetchall()])
 
     def entries(self) -> list[CacheEntry]:
         """Return every readable entry, ordered by source URL.

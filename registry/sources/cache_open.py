@@ -20,7 +20,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DISKCACHE_SETTINGS", "SQLITE_TIMEOUT", "ReadOnlyCache", "open_diskcache"]
+__all__ = [
+    "DISKCACHE_SETTINGS",
+    "SQLITE_TIMEOUT",
+    "ReadOnlyCache",
+    "disk_full_advice",
+    "is_disk_full",
+    "open_diskcache",
+]
 
 SQLITE_TIMEOUT = 30.0
 """Seconds another process may hold the cache's write lock."""
@@ -56,12 +63,21 @@ def open_diskcache(directory: Path) -> Any:
         reader = ReadOnlyCache.open(directory, reason=f"{type(exc).__name__}: {exc}")
         if reader is None:
             raise
-        reader.disk_full = _disk_full(exc, directory)
+        reader.disk_full = is_disk_full(exc, directory)
         return reader
 
 
-def _disk_full(exc: BaseException, directory: Path) -> bool:
-    """Whether a failed open is a full disk (ENOSPC, EDQUOT, SQLite's "disk is full"),
+def disk_full_advice(reason: str) -> str:
+    """The one wording of a full disk, whatever failed (the open, or a store):
+    ``its disk is full (REASON); free some space, or set CAPC_CACHE_DIR ...``."""
+    return (
+        f"its disk is full ({reason}); free some space, or set CAPC_CACHE_DIR "
+        "to a directory on another disk"
+    )
+
+
+def is_disk_full(exc: BaseException, directory: Path) -> bool:
+    """Whether a failed open or write is a full disk (ENOSPC, EDQUOT, SQLite's "disk is full"),
     or an I/O error on a file system with no free space left."""
     import errno
     import shutil
@@ -99,10 +115,7 @@ class ReadOnlyCache:
     def why(self) -> str:
         """Why nothing can be written, and what to do about it (for error messages)."""
         if self.disk_full:
-            return (
-                f"its disk is full ({self.reason}); free some space, or set CAPC_CACHE_DIR "
-                "to a directory on another disk"
-            )
+            return disk_full_advice(self.reason)
         return (
             f"it is read-only ({self.reason}); make it writable, or set CAPC_CACHE_DIR "
             "to a writable directory"

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import email.utils
 import socket
+import threading
+import time
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from registry.sources.bounds import BodyRefused
 
 __all__ = [
     "RetryableStatus",
     "describe_failure",
+    "forget_unreachable",
+    "mark_unreachable",
     "name_unresolvable",
     "parse_retry_after",
     "retryable_exception_types",
+    "unreachable_reason",
 ]
 
 
@@ -116,3 +122,49 @@ def describe_failure(exc: BaseException) -> tuple[str, int | None]:
     if isinstance(exc, ValueError):
         return "invalid request (a header or the URL cannot be encoded)", None
     return type(exc).__name__, None
+
+
+# -- hosts that did not answer ----------------------------------------------------------
+
+_DOWN: dict[str, tuple[float, str]] = {}  # origin -> (until, reason)
+_DOWN_LOCK = threading.Lock()
+
+
+def _origin(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.hostname or ''}:{parts.port or ''}"
+    except ValueError:
+        return url
+
+
+def mark_unreachable(url: str, reason: str, *, for_seconds: float) -> None:
+    """Record that a fetch from ``url``'s host (scheme, host, port) did not answer: it hit
+    its deadline, timed out, or could not connect. Further fetches from that host in this
+    process are not attempted for ``for_seconds``, so one command
+    waits for a dead host once, not once per URL (see :func:`unreachable_reason`)."""
+    with _DOWN_LOCK:
+        _DOWN[_origin(url)] = (time.monotonic() + for_seconds, reason)
+
+
+def unreachable_reason(url: str) -> str | None:
+    """Why ``url`` is not to be fetched now, e.g. ``"127.0.0.1:8080 did not answer an
+    earlier fetch (read timeout after 2 attempts (deadline of 2 s reached))"``; ``None``
+    when its host has not failed that way within the window :func:`mark_unreachable` set."""
+    origin = _origin(url)
+    with _DOWN_LOCK:
+        found = _DOWN.get(origin)
+        if found is None:
+            return None
+        until, reason = found
+        if time.monotonic() >= until:
+            del _DOWN[origin]
+            return None
+    host = origin.split("://", 1)[-1].rstrip(":")
+    return f"{host} did not answer an earlier fetch ({reason})"
+
+
+def forget_unreachable() -> None:
+    """Forget every host recorded by :func:`mark_unreachable` (tests; a new command)."""
+    with _DOWN_LOCK:
+        _DOWN.clear()

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from registry.errors import MetadataError
+from registry.jsondepth import MAX_JSON_DEPTH_CAP
 from registry.metadata.catalog import format_age
 from registry.metadata.core import index_models, lazy_models
 from registry.metadata.shapes import EndpointList, ModelInfo
@@ -91,7 +92,11 @@ def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | 
         if models is not None:
             return models
     try:
-        parsed = check_payload(entry.kind, entry.payload, source=entry.source)
+        # It passed the guard with the CAPC_MAX_JSON_DEPTH of its store: the cap bounds
+        # the parser, not the setting of this process.
+        parsed = check_payload(
+            entry.kind, entry.payload, source=entry.source, max_depth=MAX_JSON_DEPTH_CAP
+        )
     except MetadataError as exc:
         _log.warning("cached copy of %s no longer parses (%s); ignored", entry.source, exc)
         return None
@@ -194,6 +199,8 @@ def obtain(
                 )
             except FetchError as exc:
                 problem = f"fetch failed ({exc.summary})"
+                if exc.skipped:  # the host did not answer an earlier fetch of this run
+                    problem = f"not fetched ({exc.reason.removeprefix('not attempted: ')})"
             except MetadataError as exc:  # e.g. a model id that is not author/slug
                 problem = f"cannot fetch ({exc})"
             else:

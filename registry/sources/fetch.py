@@ -43,8 +43,10 @@ from registry.sources.bounds import BodyRefused
 from registry.sources.failures import (
     RetryableStatus,
     describe_failure,
+    mark_unreachable,
     name_unresolvable,
     retryable_exception_types,
+    unreachable_reason,
 )
 from registry.sources.settings import Settings
 from registry.sources.transfer import Watchdog, run_attempt
@@ -53,7 +55,20 @@ from registry.sources.urls import endpoints_url, models_url
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["FetchError", "FetchResult", "fetch_endpoints", "fetch_models", "fetch_url"]
+__all__ = [
+    "UNREACHABLE_SECONDS",
+    "FetchError",
+    "FetchResult",
+    "fetch_endpoints",
+    "fetch_models",
+    "fetch_url",
+]
+
+UNREACHABLE_SECONDS = 60.0
+"""After a fetch from a host hit its deadline, timed out or could not connect, further
+fetches from that host (scheme, host, port) in the same process are not attempted for
+this many seconds, or ``CAPC_DEADLINE`` when that is longer: one command waits for a
+dead host once (``capc audit`` over 7 models: one ``CAPC_STALE_DEADLINE``, not 8)."""
 
 Sleep = Callable[[float], None]
 """Waits the given number of seconds (``time.sleep``; tests pass a recorder)."""
@@ -72,27 +87,41 @@ class FetchError(MetadataError):
         reason: the last failure in a few words, e.g. ``"HTTP 503"`` or
             ``"read timeout"``.
         status: the last HTTP status, or ``None`` when no response arrived.
-        attempts: how many attempts were made.
+        attempts: how many attempts were made (0 when ``skipped``).
+        skipped: no request was made: the host did not answer an earlier fetch of
+            this process (see :data:`UNREACHABLE_SECONDS`); ``reason`` says when and why.
+        why_stopped: why no further attempt was made, when it was not the attempt
+            count, e.g. ``" (deadline of 6 s reached)"``.
     """
 
     def __init__(
-        self, reason: str, *, source: str, status: int | None = None, attempts: int = 1
+        self,
+        reason: str,
+        *,
+        source: str,
+        status: int | None = None,
+        attempts: int = 1,
+        skipped: bool = False,
+        why_stopped: str = "",
     ) -> None:
         self.reason = reason
         self.status = status
         self.attempts = attempts
+        self.skipped = skipped
+        self.why_stopped = why_stopped
         super().__init__(f"GET {source} failed: {self.summary}", source=source)
 
     @property
     def summary(self) -> str:
-        """The failure without the URL, e.g. ``"HTTP 503 after 3 attempts"``.
+        """The failure without the URL, e.g. ``"HTTP 503 after 3 attempts"``, ``"HTTP 429
+        after 3 attempts (deadline of 6 s reached)"``.
 
         Returns:
             A short phrase for one-line notes.
         """
         if self.attempts <= 1:
-            return self.reason
-        return f"{self.reason} after {self.attempts} attempts"
+            return self.reason + self.why_stopped
+        return f"{self.reason} after {self.attempts} attempts{self.why_stopped}"
 
 
 @dataclass(frozen=True)
@@ -186,7 +215,9 @@ def fetch_url(
         The body and how many attempts it took.
 
     Raises:
-        FetchError: the server answered with a non-2xx status that is not retried, or
+        FetchError: the host did not answer an earlier fetch of this process
+            (``skipped``; see :data:`UNREACHABLE_SECONDS`), or
+            the server answered with a non-2xx status that is not retried, or
             every attempt failed, or the deadline passed (``"deadline of 60 s reached
             while waiting for the response headers"``), or a body or redirect was
             refused (too large, undecodable, more than 5 redirects). The message names
@@ -197,6 +228,11 @@ def fetch_url(
 
     install_log_redaction()
     shown = redact_url(url)
+    earlier = unreachable_reason(url)
+    if earlier is not None:
+        raise FetchError(
+            f"not attempted: {earlier}", source=shown, attempts=0, skipped=True
+        )
     url, basic = _without_userinfo(url)
     do_sleep = sleep if sleep is not None else time.sleep
     start = time.monotonic()
@@ -266,13 +302,21 @@ def fetch_url(
     except (httpx.HTTPError, httpx.InvalidURL, RetryableStatus, BodyRefused, ValueError) as exc:
         # ValueError: a header or URL that cannot be encoded (e.g. a non-ASCII key).
         reason, failed_status = describe_failure(exc)
-        if deadline_hit:
-            reason += f" (deadline of {settings.deadline:g} s reached)"
+        why_stopped = f" (deadline of {settings.deadline:g} s reached)" if deadline_hit else ""
+        timed_out = watchdog.fired or deadline_hit or time.monotonic() >= watchdog.deadline_at
+        if (
+            timed_out
+            or isinstance(exc, httpx.TimeoutException | httpx.ConnectError)
+            or name_unresolvable(exc)
+        ):
+            window = max(UNREACHABLE_SECONDS, settings.deadline)
+            mark_unreachable(url, _scrub(reason + why_stopped, settings), for_seconds=window)
         raise FetchError(
             _scrub(reason, settings),
             source=shown,
             status=failed_status,
             attempts=max(attempts, 1),
+            why_stopped=why_stopped,
         ) from exc
     finally:
         if owned:

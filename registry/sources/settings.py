@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from registry.jsondepth import MAX_JSON_DEPTH_CAP
 from registry.paths import default_cache_dir
 from registry.redact import register_secret, register_url_secrets
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH
@@ -44,7 +45,9 @@ class Settings(BaseSettings):
         retry_after_cap: the longest wait in seconds between two attempts, whatever
             ``Retry-After`` asks for.
         ttl: seconds a cached copy stays fresh (served without a request).
-        cache_dir: the cache directory (default: XDG cache location).
+        cache_dir: the cache directory (default: XDG cache location). A directory that
+            holds other files but no ``cache.db`` is refused (ValueError): see
+            :mod:`registry.sources.cache_files`.
         offline: never make a request; serve the cache (even stale) or the bundled seed.
         max_shrink: fraction 0-1; a fetched models list with fewer than
             ``(1 - max_shrink)`` times the cached copy's models is rejected.
@@ -56,11 +59,16 @@ class Settings(BaseSettings):
             model's model-level figures (that is served when it passes).
         max_response_bytes: the most decoded bytes one response may have.
         max_json_depth: the deepest nesting of JSON arrays and objects accepted in a
-            fetched payload.
+            fetched payload (8 to 512: see
+            :data:`~registry.jsondepth.MAX_JSON_DEPTH_CAP`).
     """
 
     model_config = SettingsConfigDict(
-        env_prefix="CAPC_", extra="ignore", frozen=True, validate_default=True
+        env_prefix="CAPC_",
+        extra="ignore",
+        frozen=True,
+        validate_default=True,
+        env_ignore_empty=True,  # CAPC_TTL= (empty) means unset, for every setting
     )
 
     base_url: str = DEFAULT_BASE_URL
@@ -78,7 +86,7 @@ class Settings(BaseSettings):
     min_models: int | None = Field(default=None, ge=0)
     stale_deadline: float = Field(default=5.0, gt=0)
     max_response_bytes: int = Field(default=64 * 2**20, ge=1024, le=512 * 2**20)
-    max_json_depth: int = Field(default=DEFAULT_MAX_JSON_DEPTH, ge=8, le=10_000)
+    max_json_depth: int = Field(default=DEFAULT_MAX_JSON_DEPTH, ge=8, le=MAX_JSON_DEPTH_CAP)
 
     @field_validator("base_url")
     @classmethod
@@ -118,8 +126,18 @@ class Settings(BaseSettings):
     @field_validator("cache_dir")
     @classmethod
     def _expand_cache_dir(cls, value: Path) -> Path:
-        """Expand ``~`` in the cache directory."""
-        return value.expanduser()
+        """Expand ``~``; refuse a directory that holds other files and no ``cache.db``
+        (``CAPC_CACHE_DIR=.`` or ``~`` by mistake): capc would write into it."""
+        from registry.sources.cache_files import foreign_entries
+
+        value = value.expanduser()
+        if not (value / "cache.db").is_file() and (found := foreign_entries(value)):
+            raise ValueError(
+                f"{value} is not a capc cache: it holds {', '.join(found)} and no cache.db; "
+                "set CAPC_CACHE_DIR to a new or empty directory (or unset it for "
+                f"{default_cache_dir()})"
+            )
+        return value
 
 
 _WARNED: set[str] = set()
@@ -166,7 +184,8 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = "; ".join(
-            f"CAPC_{'.'.join(str(p) for p in err['loc']).upper()}: {err['msg']}"
+            f"CAPC_{'.'.join(str(p) for p in err['loc']).upper()}: "
+            + err["msg"].removeprefix("Value error, ")
             for err in exc.errors(include_url=False)
         )
         raise MetadataError(f"invalid settings: {problems}", source="environment") from exc

@@ -226,5 +226,28 @@ def run_attempt(
     except httpx.HTTPError as exc:
         if watchdog.fired:
             raise watchdog.refusal() from exc
+        refused = _protocol_refusal(exc)
+        if refused is not None:
+            raise refused from exc
         raise
     raise BodyRefused(f"more than {MAX_REDIRECTS} redirects (not retried)")
+
+
+def _protocol_refusal(exc: Exception) -> BodyRefused | None:
+    """A protocol error no retry can mend, named: httpx builds the redirect request even
+    with ``follow_redirects=False`` and raises ``RemoteProtocolError`` for a ``Location``
+    it cannot parse; h11 raises "Receive buffer too long" when the status line and
+    headers pass httpcore's ``HTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE`` (100 KiB)."""
+    import httpcore
+    import httpx
+
+    if not isinstance(exc, httpx.RemoteProtocolError):
+        return None
+    text = str(exc)
+    if text.startswith("Invalid URL in location header"):
+        why = text.partition(":")[2].strip().rstrip(".")[:120]
+        return BodyRefused(f"redirected to an invalid URL, {why} (not retried)")
+    if text.startswith("Receive buffer too long"):
+        size = getattr(httpcore.HTTP11Connection, "MAX_INCOMPLETE_EVENT_SIZE", 100 * 1024)
+        return BodyRefused(f"a header line longer than {size:,} bytes (not retried)")
+    return None
