@@ -10,9 +10,9 @@ says nothing true about the model, and neither does a negative price (OpenRouter
 :data:`PRICE_CEILINGS` (``"1e999"``, a 5000-digit number). One such value never fails the
 list: it is unknown, and reported. :func:`screen` turns each such value into ``null``
 (unknown) before validation and records what was published under :data:`OUT_OF_RANGE`;
-:func:`range_notes` words one
-note per value, naming the model and the field, for reports, ``capc show`` and ``capc
-check``. A price of ``0`` is a real price (free) and stays.
+:func:`range_notes` words one note per value, naming the model and the field, for
+reports, ``capc show`` and ``capc check``. A price of ``0`` is a real price (free) and
+stays.
 """
 
 from __future__ import annotations
