@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic_core import SchemaValidator, core_schema, from_json
 
-from compiler.errors import ReplyValidationError
+from compiler.errors import ContractError, ReplyValidationError
 from compiler.reply.bounds import (
     MAX_ERRORS_READ,
     MAX_PYTHON_RE_CHARS,
@@ -138,17 +138,34 @@ def pattern_matches(pattern: str, text: str, *, python_re: bool) -> bool:
     engine pydantic would use: Python's ``re`` under python-re (``text`` is bounded by
     :data:`compiler.reply.bounds.MAX_PYTHON_RE_CHARS` before), else pydantic-core's
     ``rust-regex`` (linear time). A pattern rust-regex cannot compile is run with ``re``
-    only on text within that bound; a longer text does not match."""
-    if not python_re:
+    only on text within that bound; a longer text does not match. A pattern the python-re
+    rule refuses (:func:`compiler.schema.budgets.backtracking_patterns`) is never run
+    with ``re``: it is matched with rust-regex when rust-regex compiles it.
+
+    Raises:
+        ContractError: the pattern would run with ``re``, the rule refuses it, and
+            rust-regex cannot compile it (the message quotes the rule's reason)."""
+    if not python_re or _risk(pattern) is not None:
         validator = _rust_pattern(pattern)
         if validator is not None:
             return bool(validator.isinstance_python(text))
+        if (why := _risk(pattern)) is not None:
+            raise ContractError(f"pattern {pattern!r} is not run with Python's re: {why}")
         if len(text) > MAX_PYTHON_RE_CHARS:
             return False
     try:
         return re.search(pattern, text) is not None
     except re.error:
         return False
+
+
+@lru_cache(maxsize=256)
+def _risk(pattern: str) -> str | None:
+    """Why the python-re rule refuses ``pattern``, or None."""
+    from compiler.schema.budgets import backtracking_patterns
+
+    found = backtracking_patterns({"pattern": pattern})
+    return found[0][1] if found else None
 
 
 _VALIDATORS: dict[tuple[str, bool], Any] = {}
