@@ -29,6 +29,7 @@ from compiler.errors import ContractError, ReplyValidationError
 from compiler.reply.bounds import (
     MAX_ERRORS_READ,
     check_data,
+    check_depth,
     check_text,
     fan_out,
     has_patterns,
@@ -103,6 +104,7 @@ def parse_reply(
         text = unfence(text)
     too_many = too_many_values(text)
     if too_many is not None:
+        check_depth(text)  # a deep reply is named by the nesting limit
         raise ReplyValidationError([("$", too_many)])
     python_re = _python_re(contract)
     fan = fan_out(contract.sha256, contract.schema)
@@ -208,7 +210,8 @@ def _loads(text: str) -> Any:
     try:
         return from_json(text)
     except ValueError as exc:
-        message = f"Invalid JSON: {exc}"
+        message = "Invalid JSON: " + str(exc).replace(
+            "number out of range", "a number too large to read (over 4,300 digits)")
     raise ReplyValidationError([("$", message)])
 
 

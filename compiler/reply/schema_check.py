@@ -30,6 +30,7 @@ from compiler.reply.bounds import (
     MAX_ERRORS_READ,
     MAX_PYTHON_RE_CHARS,
     check_data,
+    check_depth,
     check_text,
     fan_out,
     json_path,
@@ -87,13 +88,15 @@ def check_reply(text: str, *, schema: Mapping[str, Any], sha256: str, python_re:
         text = unfence(text)
     too_many = too_many_values(text)
     if too_many is not None:
+        check_depth(text)  # a deep reply is named by the nesting limit
         raise ReplyValidationError([("$", too_many)])
     fan = fan_out(sha256, schema)
     check_text(text, python_re=python_re, fan=fan, values=count_values(text) if fan > 1 else 0)
     try:
         data = from_json(text)
     except ValueError as exc:
-        message = f"Invalid JSON: {exc}"
+        message = "Invalid JSON: " + str(exc).replace(
+            "number out of range", "a number too large to read (over 4,300 digits)")
         raise ReplyValidationError([("$", message)]) from None
     check_data(data, python_re=python_re)
     plan = null_plan(projection)
