@@ -1,4 +1,5 @@
-"""Numbers that overflow, huge integers and deep replies (issue 22, round 3).
+"""Numbers that overflow, huge integers, deep replies and dict keys in error paths
+(issue 22, round 3).
 
 ``1e999`` reads as infinity: refused at its path on the contract path (parse_reply's own
 pre-parse) as on the lock reader's; a 5,000-digit integer is "a number too large"; a
@@ -65,3 +66,32 @@ def test_large_finite_numbers_pass() -> None:
     text = json.dumps({"f": 1.5e308, "n": int("9" * 300)})
     value = parse_reply(text, contract, project(contract, DIALECTS["json"]), strip_fence=False)
     assert value.f == 1.5e308
+
+
+# -------------------------------------------- dict keys in the lock reader's error paths
+
+@pytest.mark.parametrize(("reply", "path"), [
+    ({"inner": {"Zqxkwv": 3}}, "$.inner[*]"),
+    ({"inner": {"ok": 1, "Zq x": 9}}, "$.inner[*]"),
+    ({"lists": {"Zqxkwv": [1, "x"]}}, "$.lists[*][1]"),
+])
+def test_undeclared_keys_show_as_star_on_both_paths(reply: dict[str, Any], path: str) -> None:
+    from typing import Literal
+
+    tp = create_model("Keyed", inner=(dict[str, Literal[1, 2]], {}),
+                      lists=(dict[str, list[int]], {}))
+    contract = OutputContract.from_type(tp)
+    projection = project(contract, DIALECTS["json"])
+    text = json.dumps(reply)
+    paths = []
+    for run in (
+        lambda: parse_reply(text, contract, projection, strip_fence=False),
+        lambda: check_reply(text, schema=contract.schema, sha256=contract.sha256,
+                            python_re=False, strip_fence=False, projection=projection,
+                            wrapper=None),
+    ):
+        with pytest.raises(ReplyValidationError) as caught:
+            run()
+        paths.append([p for p, _ in caught.value.errors])
+        assert not any("Zq" in p for p, _ in caught.value.errors)
+    assert paths[0] == paths[1] == [path]

@@ -41,7 +41,7 @@ from compiler.schema.budgets import uses_python_re
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
 
-__all__ = ["count_values", "parse_reply", "too_many_values", "unfence"]
+__all__ = ["count_values", "parse_reply", "property_names", "too_many_values", "unfence"]
 
 MAX_REPLY_CHARS = 4_000_000
 """The longest reply text parsed, in characters; a longer one fails at ``$`` unread."""
@@ -252,11 +252,13 @@ def _field_names(contract: OutputContract) -> frozenset[str]:
     """Every property name the contract's schema declares (plus the wrapper's)."""
     found = _NAMES.get(contract.sha256)
     if found is None:
-        found = _NAMES[contract.sha256] = _collect_names(contract.schema)
+        found = _NAMES[contract.sha256] = property_names(contract.schema)
     return found
 
 
-def _collect_names(schema: Mapping[str, Any]) -> frozenset[str]:
+def property_names(schema: Mapping[str, Any]) -> frozenset[str]:
+    """Every property name ``schema`` declares at any depth, plus the wrapper's: the keys
+    an error path may show (any other key is data, shown as ``[*]``)."""
     names = {WRAP_PROPERTY}
     stack: list[Any] = [schema]
     while stack:

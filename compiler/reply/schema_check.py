@@ -40,6 +40,7 @@ from compiler.reply.parse import (
     MAX_REPLY_CHARS,
     MAX_REPLY_ERRORS,
     count_values,
+    property_names,
     too_many_values,
     unfence,
 )
@@ -120,7 +121,8 @@ def check_reply(text: str, *, schema: Mapping[str, Any], sha256: str, python_re:
     if not errors:
         return data
     errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
-    shown = [_located(e, where) for e in errors[:MAX_REPLY_ERRORS]]
+    names = _names(sha256, schema) | ({wrapper} if wrapper is not None else set())
+    shown = [_located(e, where, names) for e in errors[:MAX_REPLY_ERRORS]]
     if len(errors) > MAX_REPLY_ERRORS:
         more = f"{len(errors) - MAX_REPLY_ERRORS:,}" + ("" if read_all else " or more")
         shown.append(("$", f"... and {more} more errors (MAX_REPLY_ERRORS)"))
@@ -229,11 +231,28 @@ def _branch_errors(error: Any) -> list[Any]:
     return [f for e in inner for f in _branch_errors(e)] or [error]
 
 
-def _located(error: Any, where: Sequence[int | str]) -> tuple[str, str]:
-    """``(JSON path, message)`` from the path, the keyword and the schema's value only."""
+_NAMES: dict[str, frozenset[str]] = {}
+
+
+def _names(sha256: str, schema: Mapping[str, Any]) -> frozenset[str]:
+    found = _NAMES.get(sha256)
+    if found is None:
+        found = _NAMES[sha256] = property_names(schema)
+    return found
+
+
+def _located(
+    error: Any, where: Sequence[int | str], names: frozenset[str]
+) -> tuple[str, str]:
+    """``(JSON path, message)`` from the path, the keyword and the schema's value only; a
+    key the schema does not declare is data (a dict key) and shows as ``[*]``, as in
+    :func:`compiler.reply.parse.parse_reply`."""
     path = "$"
     for step in [*where, *error.absolute_path]:
-        path = f"{path}[{step}]" if isinstance(step, int) else json_path(path, str(step))
+        if isinstance(step, int):
+            path = f"{path}[{step}]"
+        else:
+            path = json_path(path, str(step)) if str(step) in names else path + "[*]"
     keyword, value = str(error.validator), error.validator_value
     if keyword == "required":  # jsonschema names the schema's property: "'x' is a req..."
         name = str(error.message).removesuffix(" is a required property")
