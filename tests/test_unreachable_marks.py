@@ -3,7 +3,8 @@
 An HTTP status never marks a host (a 429 whose Retry-After is longer than the time left
 included: the host answered); a mark made under a short deadline (CAPC_STALE_DEADLINE)
 skips later fetches with that deadline or a shorter one, never one with a longer
-deadline (``capc refresh``'s CAPC_DEADLINE).
+deadline (``capc refresh``'s CAPC_DEADLINE). And a good list fetched into a cache that
+cannot store it is served from memory, not replaced by the older copy.
 """
 
 from __future__ import annotations
@@ -78,3 +79,36 @@ def test_a_refresh_after_a_short_deadline_timeout_is_attempted(
     openrouter_server.release.set()  # let the hung handler go
     assert load_metadata(settings=settings, refresh=True).origin == "fetch"
     assert openrouter_server.hits(MODELS) == 2
+
+
+# -- a good list that cannot be stored is served from memory ------------------------------
+
+@pytest.mark.parametrize("kept", [1, 52])
+def test_a_fetched_list_the_cache_cannot_take_is_served_fresh(
+    openrouter_server: FakeOpenRouter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    kept: int,
+) -> None:
+    """A stale copy of 52 models; the fetch succeeds but the store fails (read-only or
+    full cache): the fetched list is served, with a note, not the older copy; a list
+    that shrank past CAPC_MAX_SHRINK is still refused (the stale copy is served)."""
+    import json
+
+    from registry.sources.cache import CacheError
+
+    settings = _settings(openrouter_server, tmp_path, max_attempts=1)
+    with MetadataCache(settings.cache_dir) as cache:
+        cache.store(models_url(settings), SEED_MODELS.read_bytes(), kind="models",
+                    fetched_at=datetime.now(UTC) - timedelta(days=3), max_shrink=1)
+    listed = json.loads(SEED_MODELS.read_bytes())
+    listed["data"] = listed["data"][:kept]
+    openrouter_server.script(MODELS, Reply(listed))
+
+    def refuse(*_: object, **__: object) -> None:
+        raise CacheError("cache x: cannot store: it is read-only (test)", source="x")
+
+    monkeypatch.setattr(MetadataCache, "store", refuse)
+    catalog = load_metadata(settings=settings)
+    if kept == 52:
+        assert catalog.origin == "fetch" and "not cached" in (catalog.note or "")
+    else:
+        assert catalog.origin == "stale-cache" and "shrank" in (catalog.note or "")
