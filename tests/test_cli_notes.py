@@ -20,7 +20,8 @@ from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter
 #: the spinner), and the contract-import fence that sends what a contract module prints
 #: to stderr instead of stdout.
 STDERR_OWNERS = {"compiler/cli/common.py", "compiler/cli/terminal.py",
-                 "compiler/schema/contract.py"}
+                 "compiler/schema/contract.py",
+                 "compiler/cli/interrupt.py"}  # the one line of a Ctrl-C, before common loads
 
 LINE = re.compile(r"^capc: (error|warning|note): \S")
 

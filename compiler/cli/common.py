@@ -39,10 +39,13 @@ __all__ = [
     "add_route_options",
     "default_path",
     "error_payload",
+    "json_printed",
     "load_registry",
     "notes_on_stderr",
     "notes_printed_here",
+    "print_document",
     "print_error",
+    "print_json",
     "print_note",
     "print_stderr",
     "print_warning",
@@ -161,6 +164,42 @@ def load_registry(args: argparse.Namespace) -> Any:
         )  # fmt: skip
 
 
+_stdout = {"json": False}
+
+
+def print_json(payload: Any, *, ensure_ascii: bool = False, sort_keys: bool = False) -> None:
+    """Print ``payload`` on stdout as indented JSON, in one write with SIGINT held back.
+
+    The text is built first and written at once, and a Ctrl-C during the write takes
+    effect just after it, so an interrupted ``--json`` command leaves either the whole
+    document (exit 130 still says it was interrupted) or nothing but the
+    ``{"ok": false, "error": {"kind": "interrupted", ...}}`` object (:func:`json_printed`).
+    """
+    print_document(json.dumps(payload, indent=2, ensure_ascii=ensure_ascii,
+                              sort_keys=sort_keys) + "\n")
+
+
+def print_document(text: str) -> None:
+    """Write ``text``, a JSON document already rendered (the audit, a lock on stdout), to
+    stdout the way :func:`print_json` does: one write, SIGINT held back during it."""
+    import signal
+
+    held = {signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        _stdout["json"] = True
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def json_printed() -> bool:
+    """Whether :func:`print_json` or :func:`print_document` wrote a document in this
+    process."""
+    return _stdout["json"]
+
+
 def print_stderr(text: str) -> None:
     """Print ``text`` (a report, a summary for a person) on stderr, credentials masked."""
     from registry.redact import redact_text
@@ -242,7 +281,7 @@ def report_error(exc: BaseException, code: int, *, as_json: bool) -> int:
     """Report ``exc``: one ``capc: error:`` line on stderr and, when ``as_json``, its
     :func:`error_payload` on stdout. Returns ``code``, the exit code."""
     if as_json:
-        print(json.dumps(error_payload(exc, code), indent=2, ensure_ascii=False), flush=True)
+        print_json(error_payload(exc, code))
     print_error(str(exc))
     return code
 

@@ -27,6 +27,7 @@ from compiler.cli.common import (
     error_payload,
     load_registry,
     print_error,
+    print_json,
     print_stderr,
 )
 from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
@@ -182,8 +183,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     routes = {} if compiled is None else attempts_payload(compiled)
     if args.json:  # one object: the report, and on a refusal the error beside it
         failure = {} if refused is None else error_payload(refused, EXIT_FAILED)
-        print(json.dumps({**report.to_dict(), **routes, **failure}, indent=2,
-                         ensure_ascii=False))
+        print_json({**report.to_dict(), **routes, **failure})
     elif (console := stdout_console(args)) is not None:  # a terminal: tables that fit
         print_report(console, report, wide=args.wide)
         if compiled is not None:
@@ -199,7 +199,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
     if args.json:
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
     else:
         # Data on stdout, messages on stderr: `capc compile S M > body.json` is valid JSON.
         # The indented body has no blank line, so the first one ends it.

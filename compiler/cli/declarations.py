@@ -15,6 +15,7 @@ from compiler.cli.common import (
     add_common_options,
     load_registry,
     print_error,
+    print_json,
     print_note,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console
@@ -95,7 +96,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
             "notes": list(model.metadata_notes),
             "values": rows,
         }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
         return EXIT_OK
     header = f"{model.id}" + (f" (stage {args.stage})" if args.stage else "")
     declared_in = _declared_in(registry, model)
@@ -143,7 +144,7 @@ def _report(problems: list[Any], args: argparse.Namespace, notes: list[str] | No
     if args.json:
         payload = {"ok": not problems, "problems": [_problem(p) for p in problems],
                    "notes": list(notes or ())}  # fmt: skip
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
     else:
         for note in notes or ():
             print_note(note)
@@ -277,8 +278,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     if args.which == "lock":  # as capc lock --schema printed it
         from compiler.artifacts.lock_schema import lock_json_schema
 
-        print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+        print_json(lock_json_schema(), sort_keys=True)
         return EXIT_OK
     schema = models_json_schema() if args.which == "models" else stages_json_schema()
-    print(json.dumps(schema, indent=2, ensure_ascii=False))
+    print_json(schema)
     return EXIT_OK

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from compiler.cli.common import (
     add_common_options,
     load_registry,
     notes_printed_here,
+    print_json,
     print_note,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console
@@ -182,7 +182,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
             },
             "models": rows,
         }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
         return EXIT_OK
     table = [("ID", "CONTEXT", "MAX OUTPUT", "STRUCTURED", "REASONING EFFORTS")]
     for row in rows:
@@ -241,7 +241,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     if not directory.exists():
         if args.json:
             payload = {"directory": str(directory), "exists": False, "entries": []}
-            print(json.dumps(payload, indent=2))
+            print_json(payload, ensure_ascii=True)
         else:
             print(f"no cache at {directory}")
         return EXIT_OK
@@ -257,7 +257,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     compiled.rmdir()  # only when empty
             if args.json:
-                print(json.dumps({"directory": str(directory), "removed": removed}, indent=2))
+                print_json({"directory": str(directory), "removed": removed}, ensure_ascii=True)
             else:
                 print(f"removed {removed} entries from {directory}")
             return EXIT_OK
@@ -287,7 +287,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             "entries": rows,
             "compiled": compiled_rows,
         }
-        print(json.dumps(payload, indent=2))
+        print_json(payload, ensure_ascii=True)
         return EXIT_OK
     print(f"cache: {directory} ({volume} bytes, TTL {format_age(settings.ttl)})")
     if not rows:

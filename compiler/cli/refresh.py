@@ -11,7 +11,6 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from compiler.cli.common import (
     default_path,
     notes_printed_here,
     print_error,
+    print_json,
 )
 from compiler.cli.terminal import Wait, waiting
 
@@ -186,7 +186,7 @@ def _refresh_in(
 
             payload["error"] = {"message": redact_text("; ".join(failures)),
                                 "kind": "refresh_failed", "exit_code": EXIT_FAILED}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
     else:
         for line in lines:
             print(line)
