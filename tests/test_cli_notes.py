@@ -70,9 +70,10 @@ def test_notes_warnings_and_errors_have_one_format(
     err = capsys.readouterr().err
     assert len(_lines(err)) == 1, err
     assert err.startswith("capc: note: ") and "bundled seed" in err
-    # refresh that fails: one error line
+    # refresh that fails: one error line (after the note of what it kept)
     assert main(["refresh"]) == 1
-    [error] = _lines(capsys.readouterr().err)
+    [kept, error] = _lines(capsys.readouterr().err)
+    assert kept.startswith("capc: note: models: kept ")
     assert error.startswith("capc: error: refresh failed: ")
     monkeypatch.setenv("CAPC_OFFLINE", "1")
     # a page written: a note

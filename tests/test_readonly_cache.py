@@ -147,7 +147,7 @@ def test_an_empty_read_only_directory_is_a_failed_refresh(
                "CAPC_MAX_ATTEMPTS": "1", "PYTHONPATH": readable_code}  # fmt: skip
         proc = _capc(env, "refresh")
         assert proc.returncode == 1 and str(root / "c") in proc.stderr, proc.stderr
-        assert "not cached" in proc.stdout and "Traceback" not in proc.stderr
+        assert "not cached" in proc.stderr and "Traceback" not in proc.stderr
     finally:
         root.chmod(0o755)
         shutil.rmtree(root)

@@ -149,9 +149,10 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**summary, "written": True}, ensure_ascii=True)
     else:
-        print(f"wrote {output}: {len(items)} stage/model pair(s), {len(failed)} failed")
+        # a status, not data: on stderr (stdout is for data), as a note
+        print_note(f"wrote {output}: {len(items)} stage/model pair(s), {len(failed)} failed")
         for failure in failed:
-            print(f"  {failure['stage']} / {failure['model']}: {failure['error']}")
+            print_note(f"{failure['stage']} / {failure['model']} failed: {failure['error']}")
     return EXIT_OK
 
 
@@ -171,7 +172,7 @@ def _check(
         if as_json:
             print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
         else:
-            print(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
+            print_note(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
         return EXIT_OK
     changes: list[Any] = []
     inputs: list[str] = []

@@ -259,7 +259,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             if args.json:
                 print_json({"directory": str(directory), "removed": removed}, ensure_ascii=True)
             else:
-                print(f"removed {removed} entries from {directory}")
+                print_note(f"removed {removed} entries from {directory}")
             return EXIT_OK
         entries = cache.entries()
         volume = cache.volume()

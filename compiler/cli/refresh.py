@@ -24,6 +24,7 @@ from compiler.cli.common import (
     notes_printed_here,
     print_error,
     print_json,
+    print_note,
 )
 from compiler.cli.terminal import Wait, waiting
 
@@ -187,9 +188,9 @@ def _refresh_in(
             payload["error"] = {"message": redact_text("; ".join(failures)),
                                 "kind": "refresh_failed", "exit_code": EXIT_FAILED}
         print_json(payload)
-    else:
+    else:  # what was fetched is a status, not data: notes on stderr
         for line in lines:
-            print(line)
+            print_note(line)
     for failure in failures:
         print_error(failure)
     return EXIT_OK if ok else EXIT_FAILED
