@@ -192,7 +192,8 @@ def test_a_usage_error_with_json_is_json(
     document = json.loads(out)
     assert document["ok"] is False and document["error"]["kind"] == "usage"
     assert message in document["error"]["message"]
-    assert err.count("\n") == 1 and err.startswith("capc: error: capc")
+    assert err.count("\n") == 1 and err.startswith("capc: error: ")
+    assert not err.startswith("capc: error: capc")  # the program is named once
 
 
 def test_explain_json_refusal_is_one_object(

@@ -32,6 +32,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INPUT",
     "EXIT_OK",
+    "SHARED_OPTIONS",
     "CapcParser",
     "CliError",
     "Handler",
@@ -50,6 +51,7 @@ __all__ = [
     "print_stderr",
     "print_warning",
     "report_error",
+    "unrecognized",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -75,11 +77,33 @@ class CliError(Exception):
 class CapcParser(argparse.ArgumentParser):
     """An argument parser whose usage errors raise :class:`CliError` (``kind
     "usage"``, exit 2), so they are reported like every other error: one stderr line,
-    and a JSON object on stdout with ``--json``."""
+    and a JSON object on stdout with ``--json``. Options are never abbreviated
+    (``--meta`` is not ``--metadata``), for this parser and every subcommand's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise CliError(f"{self.prog}: {message} (see '{self.prog} --help')", EXIT_INPUT,
-                       kind="usage")
+        raise CliError(f"{message} (see '{self.prog} --help')", EXIT_INPUT, kind="usage")
+
+
+#: The options some commands take and others do not (``add_common_options``,
+#: ``add_route_options``), named in the error when given to one that does not.
+SHARED_OPTIONS = ("--metadata", "--models", "--stages", "--json", "--endpoints",
+                  "--coverage", "--wide")  # fmt: skip
+
+
+def unrecognized(prog: str, extras: list[str]) -> CliError:
+    """The usage error of ``extras`` left over by ``capc COMMAND`` (``prog``): an option
+    another command takes is said not to apply here; help points at the command's own."""
+    shared = [word for word in extras if word.split("=", 1)[0] in SHARED_OPTIONS]
+    if shared:
+        names = ", ".join(dict.fromkeys(word.split("=", 1)[0] for word in shared))
+        return CliError(f"{names} does not apply to '{prog}' (see '{prog} --help')",
+                        EXIT_INPUT, kind="usage")  # fmt: skip
+    return CliError(f"unrecognized arguments: {' '.join(extras)} (see '{prog} --help')",
+                    EXIT_INPUT, kind="usage")  # fmt: skip
 
 
 def add_common_options(

@@ -53,7 +53,8 @@ def register(sub: Any) -> dict[str, Handler]:
         description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...); "
         "lock: the format capc lock writes.",
     )
-    schema.add_argument("which", choices=("models", "stages", "lock"))
+    schema.add_argument("kind", choices=("models", "stages", "lock"),
+                        help="which JSON Schema: models.yaml's, stages.yaml's or the lock's")
     return {"show": _cmd_show, "check": _cmd_check, "schema": _cmd_schema}
 
 
@@ -275,11 +276,11 @@ def _tool_problems(registry: Any, stage: str, intent: Any) -> list[tuple[int, st
 def _cmd_schema(args: argparse.Namespace) -> int:
     from registry.declarations.schema import models_json_schema, stages_json_schema
 
-    if args.which == "lock":  # as capc lock --schema printed it
+    if args.kind == "lock":  # as capc lock --schema printed it
         from compiler.artifacts.lock_schema import lock_json_schema
 
         print_json(lock_json_schema(), sort_keys=True)
         return EXIT_OK
-    schema = models_json_schema() if args.which == "models" else stages_json_schema()
+    schema = models_json_schema() if args.kind == "models" else stages_json_schema()
     print_json(schema)
     return EXIT_OK

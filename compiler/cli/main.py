@@ -117,13 +117,16 @@ def _main(argv: Sequence[str] | None) -> int:
         CliError,
         notes_on_stderr,
         report_error,
+        unrecognized,
     )
 
     parser, handlers = _parser(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # named against the command, not the top-level parser
+            raise unrecognized(f"capc {args.command}", extras)
     except CliError as exc:  # a usage error (CapcParser.error)
-        words = sys.argv[1:] if argv is None else list(argv)
         return report_error(exc, exc.code, as_json="--json" in words)
     as_json = bool(getattr(args, "json", False))
     try:
