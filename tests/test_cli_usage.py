@@ -33,3 +33,35 @@ def test_the_schema_argument_is_named_kind(capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert err.startswith("capc: error: argument kind: invalid choice: 'nope'")
     assert err.endswith("(see 'capc schema --help')\n")
+
+
+def _snake(name: str) -> str:
+    name = name.removesuffix("Error")
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+def test_the_documented_error_kinds_are_the_codes() -> None:
+    """docs/quickstart.md lists every ``error.kind``: each error class's, and each kind
+    the CLI names itself (``kind="..."`` and ``"kind": "..."`` in compiler/cli/)."""
+    import re
+
+    from compiler.errors import CompilerError
+    from registry.errors import RegistryError
+    from tests.conftest import ROOT
+
+    def classes(base: type) -> list[type]:
+        return [base, *(c for sub in base.__subclasses__() for c in classes(sub))]
+
+    text = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    listed = text.split("`kind` is one of these", 1)[1].split("\n\n", 2)[1]
+    documented = set(re.findall(r"`([a-z_A-Z]+)`", listed))
+    from_classes = {_snake(c.__name__) for c in classes(RegistryError) + classes(CompilerError)}
+    cli = set()
+    for path in (ROOT / "compiler" / "cli").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        cli |= set(re.findall(r'kind="([a-z_]+)"', source))
+        cli |= set(re.findall(r'"kind": "([a-z_]+)"', source))
+    cli |= {"input", "failed"}  # CliError's kind by exit code
+    assert from_classes - documented == set()
+    assert cli - documented == set()
+    assert "provider_KIND" in documented  # reply: f"provider_{exc.kind}"

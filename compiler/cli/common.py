@@ -278,10 +278,12 @@ def error_payload(exc: BaseException, code: int) -> dict[str, Any]:
         ``{"ok": False, "error": {"message": str, "kind": str, "exit_code": int, ...}}``;
         ``kind`` is the error class in snake case (``declaration``, ``unknown_model``,
         ``unknown_stage``, ``metadata``, ``source_unavailable``, ``adjustment_refused``,
-        ...; ``usage`` and ``input`` for command-line problems); the other keys are the
-        error's located fields when it has them (``file``, ``line``, ``column``, ``key``
-        for a YAML problem; ``source`` for metadata; ``name`` and ``suggestions`` for an
-        unknown name; ``kinds`` for a refusal; ...). Every string is credential-masked.
+        ``contract``, ...; ``usage`` and ``input`` for command-line problems; the whole
+        list, with ``refresh_failed`` and ``interrupted``, is in docs/quickstart.md); the
+        other keys are the error's located fields when it has them (``file``, ``line``,
+        ``column``, ``key`` for a YAML problem; ``source`` for metadata; ``name`` and
+        ``suggestions`` for an unknown name; ``kinds`` for a refusal; ...). Every string
+        is credential-masked.
     """
     from registry.redact import redact_text
 
