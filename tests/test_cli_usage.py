@@ -65,3 +65,14 @@ def test_the_documented_error_kinds_are_the_codes() -> None:
     assert from_classes - documented == set()
     assert cli - documented == set()
     assert "provider_KIND" in documented  # reply: f"provider_{exc.kind}"
+
+
+def test_reply_names_a_missing_file_like_the_others(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import ROOT
+
+    argv = ["reply", "extract_invoice", "openai/gpt-4o-mini", "/nonexistent/r.json",
+            "--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == "capc: error: /nonexistent/r.json: no such file\n"

@@ -66,8 +66,15 @@ def _read(spec: str) -> Any:
 
     try:
         text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read {spec}: {exc}", EXIT_INPUT) from None
+    except FileNotFoundError:  # worded as every other command's missing file
+        raise CliError(f"{spec}: no such file", EXIT_INPUT) from None
+    except IsADirectoryError:
+        raise CliError(f"{spec}: is a directory; expected a saved response", EXIT_INPUT) from None
+    except OSError as exc:
+        raise CliError(f"{spec}: cannot read: {exc.strerror or exc}", EXIT_INPUT) from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{spec}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
+                       EXIT_INPUT) from None  # fmt: skip
     try:
         return load_response_text(text)
     except ValueError as exc:
