@@ -364,7 +364,8 @@ def test_refresh_failure_in_a_real_process_has_no_traceback(
     assert result.returncode == 1
     assert errors(result.stderr) == [
         "capc: error: refresh failed: fetch failed (cannot connect after 2 attempts); "
-        "no usable cached copy, using the bundled seed (as of 2026-08-19)"
+        "no usable cached copy: until a refresh succeeds, commands use the bundled seed "
+        "(as of 2026-08-19)"
     ]
 
 

@@ -43,11 +43,20 @@ def _snake(name: str) -> str:
 def test_the_documented_error_kinds_are_the_codes() -> None:
     """docs/quickstart.md lists every ``error.kind``: each error class's, and each kind
     the CLI names itself (``kind="..."`` and ``"kind": "..."`` in compiler/cli/)."""
+    import importlib
+    import pkgutil
     import re
 
+    import compiler
+    import registry
     from compiler.errors import CompilerError
     from registry.errors import RegistryError
     from tests.conftest import ROOT
+
+    for package in (compiler, registry):  # every error class, wherever it is defined
+        for found in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not found.name.endswith("__main__"):
+                importlib.import_module(found.name)
 
     def classes(base: type) -> list[type]:
         return [base, *(c for sub in base.__subclasses__() for c in classes(sub))]

@@ -240,7 +240,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     directory = settings.cache_dir
     # no cache yet: no directory, or one (read-only or not) that holds neither diskcache's
     # database nor capc compile's results; said plainly, nothing created, exit 0
-    if not (directory / "cache.db").exists() and not (directory / "compiled").is_dir():
+    if not directory.exists() or (directory.is_dir() and not (directory / "cache.db").exists()
+                                  and not (directory / "compiled").is_dir()):
         if args.json:
             payload = {"directory": str(directory), "exists": False, "entries": []}
             print_json(payload, ensure_ascii=True)

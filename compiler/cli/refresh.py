@@ -112,6 +112,16 @@ def _stage_models(path: Path | None) -> tuple[str, ...]:
     return ids
 
 
+def _failed(note: str | None) -> str:
+    """The error line of a fetch that did not succeed: the loader's note says what a
+    command does now ("using the bundled seed"); for refresh that is what commands use
+    until a refresh succeeds, not what this refresh did."""
+    text = (note or "no detail").replace(
+        "no usable cached copy, using the bundled seed",
+        "no usable cached copy: until a refresh succeeds, commands use the bundled seed")
+    return f"refresh failed: {text}"
+
+
 def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> int:
     """Refresh the models list, then the endpoints of ``named`` and (``--all-endpoints``)
     of every model of that list, each once; print the result; return the exit code."""
@@ -144,7 +154,7 @@ def _refresh_in(
     else:
         lines.append(f"models: kept {len(catalog)} models from {catalog.describe()}")
     endpoint_rows = []
-    failures = [] if ok else [f"refresh failed: {catalog.note}"]
+    failures = [] if ok else [_failed(catalog.note)]
     for number, model_id in enumerate(wanted, 1):
         if progress is not None:
             progress(f"endpoints {number}/{len(wanted)} {model_id}")
@@ -164,7 +174,7 @@ def _refresh_in(
             lines.append(f"endpoints of {model_id}: fetched {count} endpoints")
         else:
             ok = False
-            failures.append(f"refresh failed: {result.note}")
+            failures.append(_failed(result.note))
             if result.endpoints is not None:
                 lines.append(
                     f"endpoints of {model_id}: kept {count} endpoints "
