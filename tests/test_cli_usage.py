@@ -85,3 +85,22 @@ def test_reply_names_a_missing_file_like_the_others(
             "--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml")]
     assert main(argv) == 2
     assert capsys.readouterr().err == "capc: error: /nonexistent/r.json: no such file\n"
+
+
+@pytest.mark.parametrize("command", ["compile", "explain"])
+def test_each_note_prints_once(
+    command: str, tmp_path: object, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The seed fallback note: once, not once per attempt's report (nor again as a
+    ``capc: note:`` line)."""
+    from tests.conftest import ROOT
+
+    monkeypatch.setenv("CAPC_OFFLINE", "1")
+    monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path))
+    argv = [command, "extract_invoice", "openai/gpt-4o-mini",
+            "--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml")]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "attempt 2 of" in out + err  # a plan of several attempts
+    assert (out + err).count("no cached copy of") == 1

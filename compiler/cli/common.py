@@ -40,6 +40,8 @@ __all__ = [
     "add_route_options",
     "default_path",
     "error_payload",
+    "forget_notes",
+    "fresh_notes",
     "json_printed",
     "load_registry",
     "notes_on_stderr",
@@ -240,9 +242,31 @@ def _print_labelled(label: str, message: str) -> None:
         print(f"capc: {label}: {text}", file=sys.stderr, flush=True)
 
 
+_notes_shown: set[str] = set()
+
+
 def print_note(message: str) -> None:
     """Print ``capc: note: MESSAGE`` on stderr (credentials masked)."""
+    _notes_shown.add(message)
     _print_labelled("note", message)
+
+
+def fresh_notes(lines: list[str]) -> list[str]:
+    """``lines`` of a report without the ``note: ...`` lines this command already showed
+    (as ``capc: note:``, or in an earlier attempt's report), so each note prints once."""
+    kept = []
+    for line in lines:
+        if line.startswith("note: "):
+            if line[6:] in _notes_shown:
+                continue
+            _notes_shown.add(line[6:])
+        kept.append(line)
+    return kept
+
+
+def forget_notes() -> None:
+    """Start a command with no note shown (``main`` may run several in one process)."""
+    _notes_shown.clear()
 
 
 def print_warning(message: str) -> None:

@@ -25,6 +25,7 @@ from compiler.cli.common import (
     add_route_options,
     default_path,
     error_payload,
+    fresh_notes,
     load_registry,
     print_error,
     print_json,
@@ -190,7 +191,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             print_attempts(console, compiled, wide=args.wide)
     else:
         more = "" if compiled is None else attempts_text(compiled, bodies=False)
-        print(report.to_text() + more)
+        print("\n".join(fresh_notes((report.to_text() + more).split("\n"))))
     if refused is not None:
         print_error(str(refused))
         return EXIT_FAILED
@@ -206,4 +207,4 @@ def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str
         body, _, report = text.partition("\n\n")
         print(body)
         if report:
-            print_stderr(report)
+            print_stderr("\n".join(fresh_notes(report.split("\n"))))

@@ -115,11 +115,13 @@ def _main(argv: Sequence[str] | None) -> int:
     from compiler.cli.common import (
         EXIT_BROKEN_PIPE,
         CliError,
+        forget_notes,
         notes_on_stderr,
         report_error,
         unrecognized,
     )
 
+    forget_notes()
     parser, handlers = _parser(argv)
     words = sys.argv[1:] if argv is None else list(argv)
     try:

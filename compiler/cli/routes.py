@@ -108,9 +108,10 @@ def print_routes(console: Any, compiled: CompiledRequest, *, wide: bool) -> None
 def print_report(console: Any, report: Any, *, wide: bool) -> None:
     """Print an adjustment report on a terminal console: its header lines, then the
     table with the reason column wrapped to the width (``wide``: whole)."""
+    from compiler.cli.common import fresh_notes
     from compiler.report import TABLE_HEADER
 
-    for line in report.header_lines():
+    for line in fresh_notes(report.header_lines()):
         console.print(line)
     rows = report.table_rows()
     if not rows:
