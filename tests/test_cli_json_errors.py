@@ -164,6 +164,9 @@ def test_every_command_reports_every_failure_as_json(tmp_path: Path) -> None:
             [problem] = document["problems"]
             assert set(problem) == {"file", "line", "column", "key", "message"}, where
             assert (problem["line"], problem["column"]) == (3, 1), where
+        elif command == "check" and failure == "bad_metadata":  # a problem as well
+            [problem] = document["problems"]
+            assert problem["key"] is None and "invalid JSON" in problem["message"], where
         elif document["error"]["kind"] != kind or document["error"]["exit_code"] != code:
             failures.append(f"error kind {document['error']['kind']}: {where}")
         elif document["error"]["message"] not in proc.stderr:

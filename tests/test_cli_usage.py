@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from compiler.cli.main import main
@@ -104,3 +106,25 @@ def test_each_note_prints_once(
     out, err = capsys.readouterr()
     assert "attempt 2 of" in out + err  # a plan of several attempts
     assert (out + err).count("no cached copy of") == 1
+
+
+def test_check_json_reports_both_broken_files_and_bad_metadata_as_problems(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    (tmp_path / "models.yaml").write_text("models:\n  x: [\n", encoding="utf-8")
+    (tmp_path / "stages.yaml").write_text("stages:\n  s: {bogus_key: 1}\n", encoding="utf-8")
+    files = ["--models", str(tmp_path / "models.yaml"), "--stages", str(tmp_path / "stages.yaml")]
+    assert main(["check", "--json", *files]) == 2
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [Path(p["file"]).name for p in problems] == ["models.yaml", "stages.yaml"]
+    from tests.conftest import ROOT
+
+    (tmp_path / "meta.json").write_text("{not json", encoding="utf-8")
+    assert main(["check", "--json", "--metadata", str(tmp_path / "meta.json"), "--models",
+                 str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml")]) == 2
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] is False and "error" not in document
+    [problem] = document["problems"]
+    assert "invalid JSON" in problem["message"] and problem["key"] is None

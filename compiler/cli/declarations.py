@@ -13,6 +13,7 @@ from compiler.cli.common import (
     CliError,
     Handler,
     add_common_options,
+    default_path,
     load_registry,
     print_error,
     print_json,
@@ -132,9 +133,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 def _problem(error: Any) -> dict[str, Any]:
     """One ``check --json`` problem: ``{file, line, column, key, message}`` (key ``None``
-    when the problem has no key path, line and column ``None`` without a position)."""
+    when the problem has no key path, line and column ``None`` without a position; for
+    metadata that cannot be read, ``file`` is its source and the message says where)."""
     from registry.redact import redact_text
 
+    if not hasattr(error, "key_path"):  # a metadata problem: its source is the file
+        return {"file": getattr(error, "source", None), "line": None, "column": None,
+                "key": None, "message": redact_text(str(error))}  # fmt: skip
     return {"file": error.file, "line": error.line, "column": error.column,
             "key": error.key_path or None, "message": redact_text(error.detail)}  # fmt: skip
 
@@ -154,17 +159,42 @@ def _report(problems: list[Any], args: argparse.Namespace, notes: list[str] | No
     return EXIT_INPUT if problems else EXIT_OK
 
 
+def _file_problems(args: argparse.Namespace, first: Any) -> list[Any]:
+    """The problems of every declaration file, not only of the first that failed to
+    load (``first``): each file is parsed on its own, and its problems are added."""
+    from registry.declarations.files import load_models_file, load_stages_file
+    from registry.errors import DeclarationError
+
+    problems = list(first.problems or (first,))
+    seen = {str(p) for p in problems}
+    models = default_path(args.models, "models.yaml")
+    stages = default_path(args.stages, "stages.yaml")
+    for path, load in ((models, load_models_file), (stages, load_stages_file)):
+        if path is None:
+            continue
+        try:
+            load(path)
+        except DeclarationError as exc:
+            problems += [p for p in exc.problems or (exc,) if str(p) not in seen]
+            seen |= {str(p) for p in exc.problems or (exc,)}
+    return problems
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
-    from registry.errors import DeclarationError
+    from registry.errors import DeclarationError, MetadataError, SourceUnavailableError
     from registry.resolve.checks import check_model_ids, metadata_notes
 
     try:
         registry = load_registry(args)
     except DeclarationError as exc:  # the YAML itself: its problems, located
-        return _report(list(exc.problems or (exc,)), args)
+        return _report(_file_problems(args, exc), args)
+    except MetadataError as exc:  # the metadata: a problem too, so --json has one shape
+        if isinstance(exc, SourceUnavailableError):  # a failed fetch: exit 1, as elsewhere
+            raise
+        return _report([exc], args)
     if registry.models_file is None and registry.stages_file is None:
         raise CliError(
             "neither models.yaml nor stages.yaml found in the current directory; "
