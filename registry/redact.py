@@ -27,6 +27,7 @@ __all__ = [
     "redact_text",
     "redact_url",
     "register_secret",
+    "register_url_secrets",
 ]
 
 MASK = "***"
@@ -35,17 +36,31 @@ MASK = "***"
 #: Query parameter names that carry a credential (matched anywhere in the name).
 _SECRET_NAME = re.compile(
     r"key|token|secret|passw|pwd|^auth(orization|entication)?$|signature|^sig$|credential"
-    r"|session|bearer",
+    r"|session|bearer|jwt|^code$|^state$",
     re.IGNORECASE,
 )
 _QUERY_PARAM = re.compile(r"(?P<name>[^?&=\s#\"'<>]+)=(?P<value>[^&\s#\"'<>]*)")
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+")
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@\"'<>]*@")
+#: Authorization schemes kept in front of a masked value (any other value is masked
+#: whole, a word after it too when it looks like a token).
+_SCHEMES = ("bearer|basic|token|digest|negotiate|ntlm|hoba|mutual|hawk|dpop|apikey|api-key"
+            "|key|jwt|oauth|aws4-hmac-sha256|sswss?|splunk|gnap|privatetoken|scram-sha-(?:1|256)"
+            "|vapid|concealed")
 _SHAPES = (
+    # An Authorization header of any scheme (``Token x``, ``Bearer x``, a bare value),
+    # written ``Authorization: v``, ``authorization=v`` or httpcore's
+    # ``(b'Authorization', b'v')``.
+    (re.compile(r"\b((?:proxy-)?authorization[\"']?\s*(?:[:=]|,\s*b?)\s*[\"']?)"
+                rf"((?>(?:(?:{_SCHEMES})\s+)?))(?!\*\*\*)"
+                r"[^\s\"',;)\]}>]+(?:\s+[A-Za-z0-9._~+/=-]{6,})?", re.IGNORECASE),
+     rf"\1\2{MASK}"),
     (re.compile(r"\b(Bearer)(\s+)[^\s\"',;)\]}>]+", re.IGNORECASE), rf"\1\2{MASK}"),
     (re.compile(r"\b(Basic)(\s+)[A-Za-z0-9+/]{8,}={0,2}"), rf"\1\2{MASK}"),
     (re.compile(r"\bsk-[A-Za-z0-9][A-Za-z0-9_-]{7,}"), f"sk-{MASK}"),
 )
+#: A key-like query parameter in text that is not a whole URL (``/m?api_key=v``).
+_BARE_QUERY = re.compile(r"(?<=[?&])(?P<name>[^?&=\s#\"'<>]+)=(?P<value>[^&\s#\"'<>]*)")
 #: Secrets shorter than this are not searched for in text (they would mask ordinary words).
 _MIN_SECRET = 6
 _SECRETS: set[str] = set()
@@ -61,9 +76,22 @@ def register_secret(value: str) -> None:
         _SECRETS.add(value)
 
 
-def _mask_query(query: str) -> str:
+def register_url_secrets(url: str) -> None:
+    """Register every query value and the fragment of a URL the caller gave (the
+    ``--metadata`` URL, ``CAPC_BASE_URL``) as secrets (:func:`register_secret`): a
+    parameter named ``jwt`` or ``sig2`` is as likely a credential as ``api_key``, and
+    once registered it is masked in any text, a third-party log record included."""
+    query, _, fragment = url.partition("?")[2].partition("#")
+    if not query and "#" in url:
+        fragment = url.partition("#")[2]
+    for part in (*query.split("&"), *fragment.split("&")):
+        register_secret(part.partition("=")[2] or part)
+    register_secret(fragment)
+
+
+def _mask_query(query: str, every: bool = False) -> str:
     def one(match: re.Match[str]) -> str:
-        if _SECRET_NAME.search(match["name"]) and match["value"]:
+        if match["value"] and (every or _SECRET_NAME.search(match["name"])):
             return f"{match['name']}={MASK}"
         return match[0]
 
@@ -71,27 +99,25 @@ def _mask_query(query: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """Return a URL fit to show or store: no userinfo, no credential query values.
+    """Return a URL fit to show or store: no userinfo, no query values, no fragment.
 
     Args:
         url: any URL (a malformed one is masked as text instead).
 
     Returns:
-        The URL without ``user:password@``, with the values of key-like query
-        parameters (``api_key``, ``token``, ...) and any known or ``sk-…``-shaped
-        secret replaced by ``***``.
+        The URL without ``user:password@`` and without its fragment, with every query
+        value (names are kept: any parameter may carry a credential, ``jwt=``, ``sig=``)
+        and any known or ``sk-…``-shaped secret replaced by ``***``.
 
-    >>> redact_url("https://u:p@host/v1/models?api_key=abc&x=1")
-    'https://host/v1/models?api_key=***&x=1'
+    >>> redact_url("https://u:p@host/v1/models?api_key=abc&x=1#token=t")
+    'https://host/v1/models?api_key=***&x=***'
     """
     try:
         parts = urlsplit(url)
         host = parts.netloc.rsplit("@", 1)[-1]
-        shown = urlunsplit(
-            (parts.scheme, host, parts.path, _mask_query(parts.query), parts.fragment)
-        )
+        shown = urlunsplit((parts.scheme, host, parts.path, _mask_query(parts.query, True), ""))
     except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 bracket)
-        shown = _mask_query(_USERINFO.sub(r"\g<scheme>", url))
+        shown = _mask_query(_USERINFO.sub(r"\g<scheme>", url).partition("#")[0], True)
     return _mask_known(shown)
 
 
@@ -118,7 +144,9 @@ def redact_text(text: str) -> str:
     'GET http://h/m?token=*** failed: Authorization: Bearer ***'
     """
     text = _mask_known(text)
-    return _URL.sub(lambda match: redact_url(match[0]), text)
+    text = _URL.sub(lambda match: redact_url(match[0]), text)
+    return _BARE_QUERY.sub(lambda m: f"{m['name']}={MASK}" if m["value"] and _SECRET_NAME.search(
+        m["name"]) else m[0], text)
 
 
 class RedactingFilter(logging.Filter):

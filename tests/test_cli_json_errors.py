@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -72,11 +73,14 @@ CASES = [(command, failure) for command in COMMANDS for failure in FAILURES
          if failure in APPLIES[command]]  # fmt: skip
 
 
-def _closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port that refuses connections for the whole test: bound by this
+    process and never listened on, so no other process can take it meanwhile (a port
+    released after binding could be reused by another test's server)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
 
 
 def _argv(command: str, failure: str, tmp: Path, url: str) -> list[str]:
@@ -124,7 +128,7 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
                           timeout=120, check=False)  # fmt: skip
 
 
-def test_every_command_reports_every_failure_as_json(tmp_path: Path) -> None:
+def test_every_command_reports_every_failure_as_json(tmp_path: Path, closed_port: int) -> None:
     """stdout is one JSON object with ok false, stderr one ``capc: error:`` line, no
     traceback, and the exit code is the one text mode gives."""
     (tmp_path / "bad.yaml").write_text("models:\n  openai/*: [oops\n", encoding="utf-8")
@@ -135,7 +139,7 @@ def test_every_command_reports_every_failure_as_json(tmp_path: Path) -> None:
     (tmp_path / "bad-stages.yaml").write_text("stages:\n  s: [oops\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("CAPC_")}
     env.update(CAPC_OFFLINE="0", CAPC_MAX_ATTEMPTS="1", CAPC_CACHE_DIR=str(tmp_path / "c"))
-    url = f"http://127.0.0.1:{_closed_port()}/api/v1/models"
+    url = f"http://127.0.0.1:{closed_port}/api/v1/models"
     jobs = [(c, f, _argv(c, f, tmp_path, url)) for c, f in CASES]
     # the text mode of a few cases: the same exit code without --json
     text_jobs = [(c, f, [a for a in argv if a != "--json"]) for c, f, argv in jobs[::7]]

@@ -111,7 +111,7 @@ def test_urls() -> None:
 
 def test_redact_url() -> None:
     """Credentials in a URL never reach a message."""
-    assert redact_url("https://u:p@host/x?y=1") == "https://host/x?y=1"
+    assert redact_url("https://u:p@host/x?y=1") == "https://host/x?y=***"  # values go
     assert redact_url("https://host/x") == "https://host/x"
 
 

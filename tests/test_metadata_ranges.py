@@ -42,9 +42,18 @@ BASE: dict[str, Any] = {
 }
 #: (raw JSON token, the text the note gives)
 LIMIT_VALUES = [("-5", "-5"), ("0", "0"), ("0.0", "0.0"), ("-0.5", "-0.5"),
-                ("1e999", "infinite"), ("-1e999", "infinite")]
+                ("1e999", "infinite"), ("-1e999", "infinite"),
+                # strings, booleans, fractions and numbers above the ceiling (2^31)
+                ('"-5"', '"-5"'), ('"-1"', '"-1"'), ('"0"', '"0"'), ('"NaN"', '"NaN"'),
+                ('"Infinity"', '"Infinity"'), ('"1e999"', '"1e999"'),
+                ('"' + "9" * 5000 + '"', "(5,002 characters)"), ("true", "true"),
+                ("false", "false"), ("1.5", "1.5"), ("9" * 400, "(400 characters)"),
+                (str(2**31 + 1), str(2**31 + 1)), ('"-5.0"', '"-5.0"')]
 PRICE_VALUES = [('"-1"', '"-1"'), ('"-0.5"', '"-0.5"'), ("-1", "-1"), ('"-0"', '"-0"'),
-                ("1e999", "infinite"), ('"Infinity"', '"Infinity"'), ('"NaN"', '"NaN"')]
+                ("1e999", "infinite"), ('"Infinity"', '"Infinity"'), ('"NaN"', '"NaN"'),
+                # finite as decimals but above the ceiling (1 USD per token, 100 per unit)
+                ('"1e999"', '"1e999"'), ('"' + "9" * 5000 + '"', "(5,002 characters)"),
+                ('"1000"', '"1000"'), ("1000", "1000"), ("true", "true")]
 ROWS = [(f, raw, text) for f in LIMIT_FIELDS for raw, text in LIMIT_VALUES] + [
     (f, raw, text) for f in PRICE_FIELDS for raw, text in PRICE_VALUES]
 
@@ -117,15 +126,34 @@ def test_it_is_reported_and_never_sent(
 
 
 def test_in_range_values_give_no_note(tmp_path: Path) -> None:
-    """A price of 0 is a price (free), a limit of 1 a limit: nothing to report."""
+    """A price of 0 is a price (free), a limit of 1 a limit, a string of digits (white
+    space around it stripped, as documented) and 2^31 too: nothing to report."""
     model = json.loads(json.dumps(BASE))
     model["pricing"] = {"prompt": "0", "completion": 0}
     model["top_provider"]["max_completion_tokens"] = 1
+    model["top_provider"]["context_length"] = " 5 "
+    model["context_length"] = 2**31
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"data": [model]}), encoding="utf-8")
     resolved = Registry.load(metadata=path).resolve(MODEL)
     assert resolved.metadata_notes == ()
     assert (resolved.max_completion_tokens, str(resolved.prompt_price)) == (1, "0")
+    core = load_catalog(path).core(MODEL)
+    assert core is not None and core["top_provider"]["context_length"] == 5
+
+
+def test_one_bad_limit_never_fails_the_list(tmp_path: Path) -> None:
+    """A list with "NaN" in one model's limit still loads: that value is unknown (and
+    noted), the other model is untouched."""
+    bad = json.loads(json.dumps(BASE))
+    bad["context_length"] = "NaN"
+    good = {**json.loads(json.dumps(BASE)), "id": "acme/model-2"}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"data": [bad, good]}), encoding="utf-8")
+    registry = Registry.load(metadata=path)
+    assert registry.resolve("acme/model-2").metadata_notes == ()
+    [note] = registry.resolve(MODEL).metadata_notes
+    assert 'context_length is "NaN"' in note
 
 
 def test_a_lock_of_the_real_router_models_holds_the_note(shared_dir: Path) -> None:

@@ -53,7 +53,16 @@ def _commands(url: str, models: Path, stages: Path, out: Path) -> list[list[str]
     ]
 
 
+QRY = "QRY7q2m4rkZ9"
+#: Where the URL plants a marker: (query and fragment, the marker's core)
+PLANTED = [(f"?api_key={MARKER}&x=1", CORE), (f"?jwt={QRY}&x=1", QRY),
+           (f"?x=1#token={QRY}", QRY)]
+
+
+@pytest.mark.parametrize(("query", "core"), PLANTED, ids=["api_key", "jwt", "fragment"])
 def test_the_planted_marker_is_nowhere(
+    query: str,
+    core: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -69,7 +78,8 @@ def test_the_planted_marker_is_nowhere(
     monkeypatch.setenv("CAPC_MIN_MODELS", "1")
     monkeypatch.setenv("CAPC_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("CAPC_TTL", "0")  # every command fetches again
-    echo = {"X-Echo": f"Bearer {MARKER}", "WWW-Authenticate": f"Bearer realm={MARKER}"}
+    echo = {"X-Echo": f"Bearer {MARKER}", "WWW-Authenticate": f"Bearer realm={MARKER}",
+            "X-Echo-Auth": f"Authorization: Token {MARKER}"}
     openrouter_server.script("/api/v1/models", Reply(SEED_MODELS.read_bytes(), headers=echo))
     openrouter_server.script(
         f"/api/v1/models/{MODEL}/endpoints",
@@ -78,7 +88,8 @@ def test_the_planted_marker_is_nowhere(
     work = tmp_path / "work"
     work.mkdir()
     models, stages = _workspace(work)
-    url = f"{openrouter_server.base_url}/models?api_key={MARKER}&x=1"
+    url = f"{openrouter_server.base_url}/models{query}"
+    marks = {CORE, core}
     caplog.set_level(logging.DEBUG)
     ran = []
     for command in _commands(url, models, stages, work):
@@ -89,15 +100,15 @@ def test_the_planted_marker_is_nowhere(
             code = main(argv)
             out, err = capsys.readouterr()
             ran.append((argv[0], code))
-            assert CORE not in out and CORE not in err, argv
+            assert not any(m in out or m in err for m in marks), argv
     records = [r.getMessage() + (r.exc_text or "") for r in caplog.records]
     assert any("HTTP Request" in r for r in records)  # httpx's INFO record was seen
     assert any("receive_response_headers" in r for r in records)  # and httpcore's DEBUG
-    assert [r for r in records if CORE in r] == []
+    assert [r for r in records if any(m in r for m in marks)] == []
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != models.name]
     assert any(p.name.endswith(".lock.json") for p in files)
     assert any(p.parent == cache for p in files)
-    assert [p for p in files if CORE.encode() in p.read_bytes()] == []
+    assert [p for p in files if any(m.encode() in p.read_bytes() for m in marks)] == []
     # Every request carried the key in its header, never in the URL logged above.
     sent = [h.get("Authorization") for _, h in openrouter_server.requests]
     assert sent and set(sent) == {f"Bearer {MARKER}"}
@@ -108,15 +119,19 @@ def test_the_planted_marker_is_nowhere(
     ("text", "shown"),
     [
         ("https://u:pw@host/api/v1/models", "https://host/api/v1/models"),
-        ("https://host/m?api_key=abc123&x=1", "https://host/m?api_key=***&x=1"),
+        ("https://host/m?api_key=abc123&x=1", "https://host/m?api_key=***&x=***"),
         ("https://host/m?token=t&access_token=u", "https://host/m?token=***&access_token=***"),
-        ("https://host/m?sig=abc&author=openai", "https://host/m?sig=***&author=openai"),
+        ("https://host/m?sig=abc&author=openai", "https://host/m?sig=***&author=***"),
+        # every query value (any name may carry one) and the fragment go
+        ("http://h/m?jwt=QRYmark", "http://h/m?jwt=***"),
+        ("http://h/m#token=QRYmark", "http://h/m"),
+        ("http://h/m?a=1&b=#x", "http://h/m?a=***&b="),
         ("http://[::1", "http://[::1"),
         ("http://user:pw@[::1/x?key=1", "http://[::1/x?key=***"),
     ],
 )
 def test_urls_are_shown_without_credentials(text: str, shown: str) -> None:
-    """Userinfo and key-like query values are masked; other parameters are kept."""
+    """Userinfo, every query value and the fragment are dropped; names are kept."""
     assert redact_url(text) == shown
 
 
@@ -129,6 +144,14 @@ def test_urls_are_shown_without_credentials(text: str, shown: str) -> None:
         ("Basic dXNlcjpzZWNyZXQ= sent", "Basic *** sent"),
         ("Basic usage of task-list", "Basic usage of task-list"),
         ('GET http://u:p@h/m?apikey=1 "HTTP/1.1 200"', 'GET http://h/m?apikey=*** "HTTP/1.1 200"'),
+        # no scheme or host; Authorization of any scheme, in each spelling
+        ("/api/v1/models?api_key=QRYmark", "/api/v1/models?api_key=***"),
+        ("b'GET /m?jwt=QRYmark HTTP/1.1'", "b'GET /m?jwt=*** HTTP/1.1'"),
+        ("Authorization: Token QRYmark", "Authorization: Token ***"),
+        ("Authorization: Foo QRYmark", "Authorization: ***"),
+        ("authorization=QRYmark x", "authorization=*** x"),
+        ("[(b'Authorization', b'Token QRYmark')]", "[(b'Authorization', b'Token ***')]"),
+        ("Authorization: Bearer ***", "Authorization: Bearer ***"),
     ],
 )
 def test_credential_shapes_are_masked_in_text(text: str, shown: str) -> None:
@@ -144,16 +167,18 @@ def test_a_log_record_is_redacted_in_place() -> None:
     assert record.getMessage() == "GET http://h/?token=***"
 
 
-@pytest.mark.parametrize("key", ["abc\ndef", "abc\rdef", "ab\x01cd", "ab\x1bcd", "a\x7fb"])
+@pytest.mark.parametrize("key", ["abc\ndef", "abc\rdef", "ab\x01cd", "ab\x1bcd", "a\x7fb",
+                                 "ab\u00e9cd", "ab\u201ccd", "ab\u00a0cd"])
 def test_a_key_with_a_control_character_is_refused_at_load(
     key: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """It would inject a header; the error names the variable, never the key."""
+    """It would inject a header (a non-ASCII one cannot be sent at all); the error names
+    the variable, never the key."""
     monkeypatch.setenv("CAPC_API_KEY", f"{key}-{CORE}")
     monkeypatch.setenv("CAPC_OFFLINE", "0")
     assert main(["models", "--json"]) == 2
     out, err = capsys.readouterr()
-    assert "CAPC_API_KEY" in err and "control character" in err
+    assert "CAPC_API_KEY" in err and ("control character" in err or "not ASCII" in err)
     assert CORE not in out + err
 
 

@@ -40,6 +40,19 @@ __all__ = ["CompileCache", "compile_cache_entries", "contract_files", "stage_fil
 _FORMAT = "capc-compile-cache/1"
 
 
+_MAX_HASHED = 64 * 2**20
+"""The largest input file hashed (64 MiB, the largest limit of any input; a larger one
+is refused by its loader, uncached)."""
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _stat(path: Path) -> list[Any]:
     info = path.stat()
     return [str(path), info.st_size, info.st_mtime_ns]
@@ -110,11 +123,16 @@ class CompileCache:
         ]  # fmt: skip
         material.append(coverage)
         for path in (stages, models, endpoints):
-            material.append(
-                None
-                if path is None
-                else [str(path.resolve()), hashlib.sha256(path.read_bytes()).hexdigest()]
-            )
+            if path is None:
+                material.append(None)
+                continue
+            # Only a regular file within the inputs' size limit is hashed: reading a
+            # pipe (/dev/stdin, <(...)) here would leave nothing for the loader, and
+            # /dev/zero never ends; both then compile uncached (the loader reads them
+            # once, bounded, and explains).
+            if not path.is_file() or path.stat().st_size > _MAX_HASHED:
+                return None
+            material.append([str(path.resolve()), _file_digest(path)])
         digest.update(json.dumps(material, sort_keys=True).encode())
         root = Path(os.environ.get("CAPC_CACHE_DIR") or default_cache_dir()).expanduser()
         if not (root / "cache.db").is_file() and foreign_entries(root):

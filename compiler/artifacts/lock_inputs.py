@@ -245,7 +245,7 @@ def describe_inputs(
         schema files (:func:`stage_modules`).
     """
     stages = registry.stages_file
-    base = Path(stages.path).parent if stages is not None else Path.cwd()
+    base = registry.stage_dir()
     contracts: dict[str, str] = {}
     for name in registry.stage_names():
         for path in stage_modules(registry.stage(name), base):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -325,32 +326,46 @@ def _diff_page(
 def _cmd_diff(args: argparse.Namespace) -> int:
     from compiler.artifacts.diff import count_pairs, diff_locks, load_locks, render_changes
     from compiler.artifacts.lock import LockFileError
+    from compiler.cli.inputs import spooled
 
     registries: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="capc-diff-") as spool:
+        # A pipe is read once, bounded, into a file: each side is tried as a models
+        # list and then as a lock, which reads it twice.
+        sides = spooled(args.old, Path(spool) / "old"), spooled(args.new, Path(spool) / "new")
+        # Each side loads models.yaml and stages.yaml again: a pipe is read once, here.
+        if args.models is not None:
+            args.models = spooled(args.models, Path(spool) / "models.yaml")
+        if args.stages is not None and spooled(args.stages, Path(spool) / "s") != args.stages:
+            raise CliError(f"{args.stages}: capc diff reads --stages once per side, and "
+                           "its contract paths are relative to its directory: give it as "
+                           "a regular file", EXIT_INPUT)
+        paths = dict(zip(sides, (args.old, args.new), strict=True))
 
-    def registry_for(location: str) -> Any:
-        registries[location] = load_registry(
-            argparse.Namespace(**{**vars(args), "metadata": location}))
-        return registries[location]
+        def registry_for(location: str) -> Any:
+            name = paths.get(location, location)
+            registries[name] = load_registry(
+                argparse.Namespace(**{**vars(args), "metadata": location}))
+            return registries[name]
 
-    try:
-        old, new = load_locks(args.old, args.new, registry_for)
-    except LockFileError as exc:
-        raise CliError(str(exc), EXIT_INPUT) from exc
-    changes = diff_locks(old, new)
-    old_label, new_label = _label(args.old, old), _label(args.new, new)
-    pairs = count_pairs(old, new)
-    if args.html:
-        _diff_page(args, registries, (old, new), (old_label, new_label), changes, pairs)
-    if args.json:
-        payload = {
-            "old": old_label,
-            "new": new_label,
-            "pairs": pairs,
-            "changed": bool(changes),
-            "changes": [c.to_dict() for c in changes],
-        }
-        print_json(payload)
-    else:
-        print(render_changes(changes, old_label=old_label, new_label=new_label, pairs=pairs))
-    return EXIT_FAILED if changes else EXIT_OK
+        try:
+            old, new = load_locks(*sides, registry_for)
+        except LockFileError as exc:
+            raise CliError(str(exc), EXIT_INPUT) from exc
+        changes = diff_locks(old, new)
+        old_label, new_label = _label(args.old, old), _label(args.new, new)
+        pairs = count_pairs(old, new)
+        if args.html:
+            _diff_page(args, registries, (old, new), (old_label, new_label), changes, pairs)
+        if args.json:
+            payload = {
+                "old": old_label,
+                "new": new_label,
+                "pairs": pairs,
+                "changed": bool(changes),
+                "changes": [c.to_dict() for c in changes],
+            }
+            print_json(payload)
+        else:
+            print(render_changes(changes, old_label=old_label, new_label=new_label, pairs=pairs))
+        return EXIT_FAILED if changes else EXIT_OK

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +107,13 @@ def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
         raise CliError(
             f"{where}:{exc.lineno}:{exc.colno}: messages are not valid JSON: {exc.msg}", EXIT_INPUT
         ) from exc
-    except ValueError as exc:  # a non-finite number
-        raise CliError(f"{where}: messages: {exc}", EXIT_INPUT) from exc
+    except ValueError as exc:  # a non-finite number: its token starts the message
+        token = str(exc).split(" ", 1)[0]
+        found = re.search(rf"(?<=[:\[,\s]){re.escape(token)}(?=[\s,\]}}])", text)
+        at = "" if found is None else (
+            f":{text.count(chr(10), 0, found.start()) + 1}"
+            f":{found.start() - text.rfind(chr(10), 0, found.start())}")
+        raise CliError(f"{where}{at}: messages: {exc}", EXIT_INPUT) from exc
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from compiler.cli.common import EXIT_INPUT, CliError
 
-__all__ = ["MAX_MESSAGES_BYTES", "read_input_bytes", "read_input_text"]
+__all__ = ["MAX_MESSAGES_BYTES", "read_input_bytes", "read_input_text", "spooled"]
 
 MAX_MESSAGES_BYTES = 64 * 2**20
 """The largest ``--messages`` input (64 MiB)."""
@@ -54,3 +54,20 @@ def read_input_text(spec: str, limit: int, what: str) -> str:
         CliError: (exit 2) the input is larger than ``limit``.
     """
     return read_input_bytes(spec, limit, what).decode("utf-8-sig")
+
+
+def spooled(spec: str, copy: Path, limit: int = MAX_MESSAGES_BYTES) -> str:
+    """Return ``spec`` itself for a URL, a regular file or a missing path; for anything
+    else (a pipe, ``/dev/stdin``, ``<(...)``, ``/dev/zero``), read it once, at most
+    ``limit`` bytes (64 MiB), into ``copy`` and return that path, for a reader that
+    opens its input more than once.
+
+    Raises:
+        OSError: the input cannot be read or the copy written.
+        CliError: (exit 2) the input is larger than ``limit``.
+    """
+    path = Path(spec)
+    if "://" in spec or path.is_file() or not path.exists():
+        return spec
+    copy.write_bytes(read_input_bytes(spec, limit, "input"))
+    return str(copy)

@@ -86,6 +86,8 @@ def _efforts(model: ModelInfo) -> list[str] | None:
 
 
 def _row(model: ModelInfo) -> dict[str, Any]:
+    from registry.metadata.ranges import range_notes
+
     params = model.supported_parameters
     top = model.top_provider
     return {
@@ -99,6 +101,8 @@ def _row(model: ModelInfo) -> dict[str, Any]:
         "reasoning_efforts": _efforts(model),
         "supported_parameters": None if params is None else list(params),
         "declared_in": None,
+        # one line per published limit or price read as unknown (out of range)
+        "notes": range_notes(model.id, {"out_of_range": model.out_of_range or {}}),
     }
 
 
@@ -122,6 +126,7 @@ def _declared_rows(registry: Any) -> list[dict[str, Any]]:
             else None,
             "reasoning_efforts": None if efforts is None else list(efforts),
             "supported_parameters": params, "declared_in": registry.models_file.path,
+            "notes": list(model.metadata_notes),
         })  # fmt: skip
     return rows
 
@@ -267,6 +272,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
         entries = cache.entries()
         volume = cache.volume()
     from compiler.artifacts.compile_cache import compile_cache_entries
+    from registry.sources.fallback import parsed_entry
 
     compiled_rows = compile_cache_entries(directory)
     rows: list[dict[str, Any]] = [
@@ -277,6 +283,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             "fetched_at": e.fetched_at.isoformat(timespec="seconds"),
             "age_seconds": int(e.age().total_seconds()),
             "fresh": e.is_fresh(settings.ttl),
+            # a copy that no longer parses is never served (fetched again instead)
+            "usable": parsed_entry(e) is not None,
             "bytes": len(e.payload),
         }
         for e in entries
@@ -296,7 +304,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     if not rows:
         print("no metadata entries")
     for row in rows:
-        state = "fresh" if row["fresh"] else "stale"
+        state = "unusable" if not row["usable"] else "fresh" if row["fresh"] else "stale"
         print(
             f"{row['kind']:<9}  {row['count']:>5}  {row['fetched_at']}  "
             f"{format_age(row['age_seconds']):>8} old  {state}  {row['source']}"

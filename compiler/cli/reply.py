@@ -15,8 +15,6 @@ is an error or has ``finish_reason: error``, bad input, an ambiguous ``--attempt
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
 from compiler.cli.common import (
@@ -62,10 +60,11 @@ def register(sub: Any) -> dict[str, Handler]:
 
 
 def _read(spec: str) -> Any:
+    from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
     from compiler.reply.response import load_response_text
 
-    try:
-        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
+    try:  # bounded (64 MiB), read once: /dev/zero ends, a pipe works
+        text = read_input_text(spec, MAX_MESSAGES_BYTES, "response")
     except FileNotFoundError:  # worded as every other command's missing file
         raise CliError(f"{spec}: no such file", EXIT_INPUT) from None
     except IsADirectoryError:

@@ -274,7 +274,7 @@ class ProviderDecl(Decl):
 _PRICE_SCHEMA = WithJsonSchema(
     {
         "anyOf": [
-            {"type": "number", "minimum": 0},
+            {"type": "number", "minimum": 0, "maximum": 1},
             {"type": "string", "pattern": r"^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$"},
         ]
     }
@@ -282,11 +282,13 @@ _PRICE_SCHEMA = WithJsonSchema(
 
 
 class PricingDecl(Decl):
-    """Prices in USD per token (as OpenRouter publishes them), overriding metadata."""
+    """Prices in USD per token (as OpenRouter publishes them), overriding metadata: from 0
+    to 1 USD per token (the ceiling metadata prices are read with; ``'1e999'`` or a
+    5000-digit number is refused with its line)."""
 
-    prompt: Annotated[Decimal, Field(ge=0, strict=False), _PRICE_SCHEMA] | None = None
+    prompt: Annotated[Decimal, Field(ge=0, le=1, strict=False), _PRICE_SCHEMA] | None = None
     """USD per prompt token."""
-    completion: Annotated[Decimal, Field(ge=0, strict=False), _PRICE_SCHEMA] | None = None
+    completion: Annotated[Decimal, Field(ge=0, le=1, strict=False), _PRICE_SCHEMA] | None = None
     """USD per completion token."""
 
 

@@ -142,10 +142,17 @@ _BOUNDS: Final = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="
 
 
 def _describe(value: Any) -> str:
+    text = _describe_whole(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text):,} characters)"
+
+
+def _describe_whole(value: Any) -> str:
     if value is None:
         return "null (an empty value)"
     if isinstance(value, bool):
         return f"boolean {str(value).lower()}"
+    if isinstance(value, int) and value.bit_length() > 3000:
+        return "a number of more than 900 digits"  # str() refuses above 4,300 digits
     if isinstance(value, int | float):
         return f"number {value}"
     if isinstance(value, str):

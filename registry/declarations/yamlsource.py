@@ -292,7 +292,10 @@ class _Walker:
             # a plain scalar: style None (PyYAML's composer) or "" (libyaml's)
             if not node.style and node.value == "unset":
                 return UNSET
-            value = self.loader.construct_object(node, deep=True)
+            try:
+                value = self.loader.construct_object(node, deep=True)
+            except ValueError:  # an integer of more than 4,300 digits
+                raise self.fail("a number too long to read", node, path) from None
             if isinstance(value, float) and not math.isfinite(value):
                 raise self.fail(
                     f"{node.value!r} is not a finite number; write a number "

@@ -115,12 +115,13 @@ def _core_response() -> TypeAdapter[_CoreResponse]:
     return TypeAdapter(_CoreResponse)
 
 
-CORE_FORMAT = 3
+CORE_FORMAT = 4
 """Version of the core body :func:`core_json` writes. Bump it whenever the fields of
 :class:`MetadataCore` or the rules that read them change (a stricter type, what counts
 as an unknown price...): a stored core body holds values already read by those rules,
 so a body stored by an older version must not be read as if it were current
-(format 3: ``alias_target`` and ``out_of_range`` added)."""
+(format 3: ``alias_target`` and ``out_of_range`` added; 4: string, boolean and
+fractional limits, limits above 2^31 and prices above their ceilings out of range)."""
 
 
 def core_json(raw: bytes) -> bytes | None:

@@ -3,13 +3,16 @@
 Resolution reads three limits of a ``/models`` entry (``context_length``,
 ``top_provider.context_length``, ``top_provider.max_completion_tokens``, in tokens) and
 two prices (``pricing.prompt``, ``pricing.completion``, USD per token). A limit that is
-not a positive number (``-5``, ``0``) or a number that is not finite (``1e999``, which
-JSON parsers read as infinity) says nothing true about the model, and neither does a
-negative price (OpenRouter's ``"-1"``, "variable", on router models) or a non-finite
-one. :func:`screen` turns each such value into ``null`` (unknown) before validation and
-records what was published under :data:`OUT_OF_RANGE`; :func:`range_notes` words one
-note per value, naming the model and the field, for reports, ``capc show`` and ``capc
-check``. A price of ``0`` is a real price (free) and stays.
+not a whole number of tokens from 1 to :data:`LIMIT_CEILING` (``-5``, ``"-5"``, ``0``,
+``true``, ``"NaN"``, ``1e999``, which JSON parsers read as infinity, a 400-digit number)
+says nothing true about the model, and neither does a negative price (OpenRouter's
+``"-1"``, "variable", on router models), a non-finite one or one above
+:data:`PRICE_CEILINGS` (``"1e999"``, a 5000-digit number). One such value never fails the
+list: it is unknown, and reported. :func:`screen` turns each such value into ``null``
+(unknown) before validation and records what was published under :data:`OUT_OF_RANGE`;
+:func:`range_notes` words one note per value, naming the model and the field, for
+reports, ``capc show`` and ``capc check``. A price of ``0`` is a real price (free) and
+stays.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from typing import Any
 __all__ = [
     "ENDPOINT_LIMIT_FIELDS",
     "ENDPOINT_PRICE_FIELDS",
+    "LIMIT_CEILING",
     "LIMIT_FIELDS",
     "OUT_OF_RANGE",
+    "PRICE_CEILINGS",
     "PRICE_FIELDS",
     "endpoint_notes",
     "range_notes",
@@ -51,34 +56,73 @@ ENDPOINT_PRICE_FIELDS: tuple[str, ...] = (
     "pricing.prompt", "pricing.completion", "pricing.request", "pricing.image")
 
 
+LIMIT_CEILING = 2**31
+"""The largest limit read as true, in tokens (2^31 = 2,147,483,648; the largest
+published on 2026-08-19 is 10,000,000): a larger one is out of range."""
+
+PRICE_CEILINGS: Mapping[str, Decimal] = {
+    "pricing.prompt": Decimal(1), "pricing.completion": Decimal(1),
+    "pricing.request": Decimal(100), "pricing.image": Decimal(100)}
+"""The largest price read as true, by field: 1 USD per token (the largest published,
+2026-08-19, is 0.36 USD per prompt token of a transcription model), 100 USD per request
+or per image (largest published: 0.035 and 0.21675). A larger one is out of range."""
+
+_DIGITS = frozenset("0123456789")
+
+
 def _bad_limit(value: object) -> bool:
-    if type(value) is int:
-        return value <= 0
-    if type(value) is float:
-        return not math.isfinite(value) or value <= 0
-    return False  # absent, null, or a wrong type (the validator names it)
-
-
-def _bad_price(value: object) -> bool:
+    """A limit is a whole number of tokens from 1 to :data:`LIMIT_CEILING`: an ``int``, an
+    integral finite ``float`` (``5.0``), or a string of ASCII digits (surrounding white
+    space stripped: ``" 5 "`` reads as 5). ``true``, ``"-5"``, ``"NaN"``, ``"1e999"``,
+    ``1.5`` and a 400-digit number are out of range. ``None`` (unknown) is fine; a list,
+    an object or a string that is no number (``"many"``) is left to the validator, which
+    names it."""
+    if value is None or type(value) in (list, dict):
+        return False
     if type(value) is str:
-        if "-" not in value and value.strip().isascii() and not value.strip()[:1].isalpha():
-            return False  # the usual "0.000001": fast path
+        text = value.strip()
+        if text and len(text) <= 12 and _DIGITS.issuperset(text):
+            value = int(text)
+        else:  # a number that is not a token count is out of range; a word is a wrong
+            try:  # type, which the validator names
+                Decimal(text)
+            except InvalidOperation:
+                return False
+            return True
+    if type(value) is int:
+        return not 0 < value <= LIMIT_CEILING
+    if type(value) is float:
+        return not (math.isfinite(value) and value.is_integer()
+                    and 0 < value <= LIMIT_CEILING)
+    return True  # bool, or any other scalar
+
+
+def _bad_price(value: object, ceiling: Decimal) -> bool:
+    if type(value) is str:
+        if value[:2] == "0." and 2 < len(value) <= 40 and value[2:].isdigit():
+            return False  # the usual "0.000001": below every ceiling, fast path
         try:
             number = Decimal(value.strip())
         except InvalidOperation:
             return False  # not a number: the validator names it
-        return not number.is_finite() or number.is_signed()
-    if type(value) is float:
-        return not math.isfinite(value) or math.copysign(1.0, value) < 0
-    if type(value) is int:
-        return value < 0
-    return False
+    elif type(value) is float:
+        if not math.isfinite(value) or math.copysign(1.0, value) < 0:
+            return True
+        number = Decimal(value)
+    elif type(value) is int:
+        number = Decimal(value)
+    else:
+        return type(value) is bool
+    return not number.is_finite() or number.is_signed() or number > ceiling
 
 
 def _shown(value: object) -> str:
     if type(value) is float and not math.isfinite(value):
         return "not a number" if math.isnan(value) else "infinite (a number such as 1e999)"
-    return json.dumps(value)
+    text = json.dumps(value)
+    if len(text) > 40:
+        return f"{text[:24]}... ({len(text):,} characters)"
+    return text
 
 
 def screen(data: Any, limits: tuple[str, ...] = LIMIT_FIELDS,
@@ -91,11 +135,15 @@ def screen(data: Any, limits: tuple[str, ...] = LIMIT_FIELDS,
         return data
     found: dict[str, str] = {}
     fixed = data
-    for fields, bad in ((limits, _bad_limit), (prices, _bad_price)):
+    for fields, is_price in ((limits, False), (prices, True)):
         for dotted in fields:
             outer, _, inner = dotted.rpartition(".")
             holder = fixed.get(outer) if outer else fixed
-            if type(holder) is not dict or not bad(holder.get(inner)):
+            if type(holder) is not dict:
+                continue
+            value = holder.get(inner)
+            if not (_bad_price(value, PRICE_CEILINGS.get(dotted, Decimal(1))) if is_price
+                    else _bad_limit(value)):
                 continue
             found[dotted] = _shown(holder[inner])
             if fixed is data:
@@ -120,8 +168,11 @@ def _notes(who: str, found: Mapping[str, str], fields: tuple[str, ...]) -> list[
     for dotted in fields:
         text = found.get(dotted)
         if text is not None:
-            rule = ('not a finite price of 0 or more ("-1" marks a variable price)'
-                    if dotted.startswith("pricing.") else "not a positive token count")
+            ceiling = PRICE_CEILINGS.get(dotted, Decimal(1))
+            unit = "per token" if ceiling == 1 else f"per {dotted.split('.')[1]}"
+            rule = (f'not a price from 0 to {ceiling} USD {unit} ("-1" marks a variable '
+                    'price)' if dotted.startswith("pricing.")
+                    else f"not a token count from 1 to {LIMIT_CEILING:,}")
             notes.append(f"{who}: {dotted} is {text}, {rule}; read as unknown")
     return notes
 

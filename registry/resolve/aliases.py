@@ -22,7 +22,12 @@ from typing import Any
 from registry.declarations.vocabulary import is_glob
 from registry.resolve.capabilities import Provenance
 
-__all__ = ["alias_target", "matching_keys", "specificity", "via_target"]
+__all__ = ["MAX_ALIAS_HOPS", "alias_target", "follow_alias", "matching_keys", "specificity",
+           "via_target"]
+
+MAX_ALIAS_HOPS = 8
+"""The longest alias chain followed (``~a`` -> ``~b`` -> ... -> a model); a longer one
+is read as no alias, with a note."""
 
 
 def specificity(pattern: str) -> int:
@@ -36,6 +41,56 @@ def alias_target(core: Mapping[str, Any] | None, model_id: str) -> str | None:
     found = None if core is None else core.get("alias_target")
     slug = None if not found else found.get("slug")
     return slug if isinstance(slug, str) and slug and slug != model_id else None
+
+
+def follow_alias(
+    core_of: Callable[[str], Mapping[str, Any] | None], model_id: str
+) -> tuple[str | None, list[str]]:
+    """The model an alias id finally routes to, and what is worth a note on the way.
+
+    ``alias_target.slug`` may name another alias (a chain: followed, at most
+    :data:`MAX_ALIAS_HOPS` hops, to the first id that is not one), the id itself (read
+    as no alias), a loop (``~a`` -> ``~b`` -> ``~a``: no alias), or an id the metadata
+    does not list (kept as the target, since OpenRouter resolves it and the globs that
+    match it still say something, but noted).
+
+    Args:
+        core_of: the core fields of a model id, ``None`` for an id not listed.
+        model_id: the id being resolved.
+
+    Returns:
+        ``(target, notes)``: the final target (``None`` for no alias) and one line per
+        chain, loop, self-reference or unknown target, naming ``model_id``.
+    """
+    core = core_of(model_id)
+    found = None if core is None else core.get("alias_target")
+    slug = found.get("slug") if isinstance(found, Mapping) else None
+    if not isinstance(slug, str) or not slug:
+        return None, []
+    who = f"metadata of {model_id}"
+    if slug == model_id:
+        return None, [f"{who}: alias_target is the id itself; read as no alias"]
+    chain = [model_id, slug]
+    while True:
+        core = core_of(chain[-1])
+        if core is None:
+            hops = " -> ".join(chain)
+            return chain[-1], [f"{who}: alias_target {chain[-1]} is not in the metadata "
+                               f"({hops}); the declarations matching it apply, unchecked"]
+        nxt = alias_target(core, chain[-1])
+        if nxt is None:
+            break
+        chain.append(nxt)
+        if nxt in chain[:-1]:
+            return None, [f"{who}: alias_target loops ({' -> '.join(chain)}); read as no "
+                          "alias"]
+        if len(chain) > MAX_ALIAS_HOPS + 1:
+            return None, [f"{who}: alias chain longer than {MAX_ALIAS_HOPS} hops "
+                          f"({' -> '.join(chain)}); read as no alias"]
+    if len(chain) > 2:
+        return chain[-1], [f"{who}: alias_target {slug} is itself an alias; followed to "
+                           f"{chain[-1]} ({' -> '.join(chain)})"]
+    return chain[-1], []
 
 
 def matching_keys(

@@ -157,15 +157,21 @@ def with_modalities(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> 
                    input_modalities=None if given is None else tuple(given))
 
 
-def with_published(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> ResolvedModel:
+def with_published(info: Mapping[str, Any] | None, resolved: ResolvedModel,
+                   alias: tuple[str | None, list[str]] | None = None) -> ResolvedModel:
     """:func:`with_modalities`, plus the ``alias_target`` of an alias id and one note
     per published limit or price read as unknown (:mod:`registry.metadata.ranges`), the
-    model's and those of the endpoints it is resolved for."""
+    model's and those of the endpoints it is resolved for. ``alias`` is what
+    :func:`registry.resolve.aliases.follow_alias` found (the final target and its
+    notes), which replaces the published slug."""
     resolved = with_modalities(info, resolved)
     notes = () if info is None else tuple(range_notes(resolved.id, info))
     notes += tuple(note for cap in resolved.endpoints if cap.out_of_range
                    for note in endpoint_notes(resolved.id, cap.label, dict(cap.out_of_range)))
     target = resolved.tree.get("alias_target")
+    if alias is not None:
+        target = alias[0] if target is not None else None
+        notes += tuple(alias[1])
     if not notes and target is None:
         return resolved
     return replace(resolved, metadata_notes=notes,

@@ -15,6 +15,7 @@ from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import KeyPath, YamlDocument
 from registry.errors import DeclarationError, closest
 from registry.metadata.ranges import range_notes
+from registry.resolve.aliases import follow_alias
 from registry.resolve.resolver import Registry
 
 __all__ = ["check_model_ids", "metadata_notes"]
@@ -98,7 +99,8 @@ def metadata_notes(registry: Registry) -> list[str]:
     models the YAML files name by exact id (a glob does not count: the 2026-08-19 list
     has 60 such models, mostly non-text ones with ``context_length: 0``; ``capc show
     MODEL`` lists any model's). ``capc check`` prints these notes (they are not errors:
-    the value is simply unknown)."""
+    the value is simply unknown). Also one note per named alias whose ``alias_target``
+    is a chain, a loop, the id itself or an id not listed (:func:`follow_alias`)."""
     named = _named_ids(registry)
     notes: list[str] = []
     for model_id in registry.catalog.ids():
@@ -107,4 +109,5 @@ def metadata_notes(registry: Registry) -> list[str]:
         core = registry.catalog.core(model_id)
         if core is not None and core.get("out_of_range"):
             notes += range_notes(model_id, core)
+        notes += follow_alias(registry.catalog.core, model_id)[1]
     return notes

@@ -31,7 +31,7 @@ from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.metadata.catalog import Catalog, load_endpoints
 from registry.metadata.shapes import EndpointList
-from registry.resolve.aliases import alias_target, matching_keys, via_target
+from registry.resolve.aliases import follow_alias, matching_keys, via_target
 from registry.resolve.assemble import build_resolved, with_published
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.endpoints import endpoint_caps
@@ -164,8 +164,10 @@ class Registry:
             raise UnknownStageError(name, closest(name, stages)) from None
 
     def stage_dir(self) -> Path:
-        """Return the directory contract paths in stages.yaml are relative to."""
-        if self.stages_file is None:
+        """Return the directory contract paths in stages.yaml are relative to: the
+        stages file's own, or the current directory when there is none or it is not a
+        regular file (``/dev/stdin``, ``<(...)``: its "directory" is ``/proc/PID/fd``)."""
+        if self.stages_file is None or not Path(self.stages_file.path).is_file():
             return Path.cwd()
         return Path(self.stages_file.path).resolve().parent
 
@@ -344,7 +346,8 @@ class Registry:
             if top_context_binds(info):
                 meta_provenance = top_context_provenance(meta_provenance)
             layers.append(Layer(metadata_values(info), meta_provenance))
-        target = alias_target(info, model_id)
+        alias = follow_alias(self.catalog.core, model_id)
+        target = alias[0]
         if self.models_file is not None:
             layers += self._yaml_layers(
                 models, model_id, self.models_file, ("models",), "models.yaml", target
@@ -357,7 +360,8 @@ class Registry:
         merged = merge_values(defaults_merged()[0], layers)
         if group:
             return with_published(info, resolve_group(
-                model_id, info is None, layers, group, self._endpoint_provenance(model_id, group)))
+                model_id, info is None, layers, group, self._endpoint_provenance(model_id, group)),
+                alias)
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
@@ -375,7 +379,7 @@ class Registry:
         provenance = LazyProvenance(defaults_merged(), layers)
         resolved = build_resolved(model_id, merged, provenance, declared_only=info is None,
                                   endpoints=caps, routing_restricted=restricted)
-        return with_published(info, resolved)
+        return with_published(info, resolved, alias)
 
     def _endpoint_provenance(
         self, model_id: str, caps: tuple[EndpointCaps, ...]

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from registry.sources.fetch import Progress, Sleep
     from registry.sources.settings import Settings
 
-__all__ = ["Attempt", "obtain", "parsed_entry", "reporting_progress"]
+__all__ = ["Attempt", "cache_key", "obtain", "parsed_entry", "reporting_progress"]
 
 _log = logging.getLogger("registry.sources")
 
@@ -74,6 +74,7 @@ class Attempt:
         self.note: str | None = None
         self.store_error: str | None = None  # a fetched payload served but not cached
         self.short_deadline: float | None = None  # CAPC_STALE_DEADLINE applied (seconds)
+        self.unusable = False  # a cached copy exists but no longer parses (logged)
 
 
 def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | None:
@@ -117,6 +118,26 @@ def _min_models(kind: Kind, settings: Settings) -> int:
     return len(bundled_catalog())
 
 
+
+def cache_key(url: str) -> str:
+    """The cache key of ``url``: the URL as shown (:func:`registry.redact.redact_url`:
+    no credentials, query values or fragment), plus, when it has a query, a digest of the
+    whole URL, so two URLs that differ in a query value never share an entry while the
+    value itself is stored nowhere (``.../models?jwt=*** [query sha256 1a2b...]``)."""
+    import hashlib
+    from urllib.parse import urlsplit
+
+    from registry.redact import redact_url
+
+    shown = redact_url(url)
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        query = url
+    if not query:
+        return shown
+    return f"{shown} [query sha256 {hashlib.sha256(url.encode()).hexdigest()[:16]}]"
+
 def obtain(
     url: str,
     kind: Kind,
@@ -136,11 +157,10 @@ def obtain(
     a cached copy of the URL (even stale), or, for endpoints with ``model_level`` set,
     the model-level figures the caller holds (:attr:`Attempt.short_deadline` says so).
     """
-    from registry.redact import redact_url
     from registry.sources.cache import CacheError, MetadataCache, RejectedPayload, check_payload
     from registry.sources.fetch import FetchError, fetch_url
 
-    key = redact_url(url)
+    key = cache_key(url)
     progress = progress if progress is not None else _PROGRESS.get()
     result = Attempt()
     what = "models list" if kind == "models" else "endpoints"
@@ -154,6 +174,7 @@ def obtain(
             _log.warning("%s", cache_problem)
         parsed = None if entry is None else parsed_entry(entry)
         if parsed is None:
+            result.unusable = entry is not None  # there is a copy, but it does not parse
             entry = None
         fresh = entry is not None and entry.is_fresh(settings.ttl)
 

@@ -144,12 +144,13 @@ def load_metadata(
         catalog = load_catalog(location)
         _log_unknown_parameters(_parameter_lists(catalog), catalog.source)
         return catalog
-    from registry.redact import redact_url
+    from registry.redact import redact_url, register_url_secrets
     from registry.sources.settings import load_settings
     from registry.sources.urls import models_url
 
     settings = settings if settings is not None else load_settings()
     target = str(location) if location is not None else models_url(settings)
+    register_url_secrets(target)  # masked in any text from now on, log records too
     url = redact_url(target)
     if location is not None:
         _check_url(target, url)
@@ -178,7 +179,9 @@ def load_metadata(
         seed = bundled_catalog()
         note = f"{got.note}; no usable cached copy, using the bundled seed (as of {SEED_DATE})"
         if settings.offline:
-            note = f"offline (CAPC_OFFLINE): no cached copy of {url}; using the bundled seed"
+            copy = (f"the cached copy of {url} is unusable" if got.unusable
+                    else f"no cached copy of {url}")
+            note = f"offline (CAPC_OFFLINE): {copy}; using the bundled seed"
         _log.log(logging.INFO if settings.offline else logging.WARNING, "%s", note)
         return replace(seed, note=note, stale=not settings.offline)
     if got.note:

@@ -18,7 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from registry.jsondepth import MAX_JSON_DEPTH_CAP
 from registry.paths import default_cache_dir
-from registry.redact import register_secret
+from registry.redact import register_secret, register_url_secrets
 from registry.sources.bounds import DEFAULT_MAX_JSON_DEPTH
 
 __all__ = ["DEFAULT_BASE_URL", "Settings", "load_settings"]
@@ -91,10 +91,12 @@ class Settings(BaseSettings):
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, value: str) -> str:
-        """Require an absolute http(s) URL and drop a trailing slash."""
+        """Require an absolute http(s) URL and drop a trailing slash; its query values
+        and fragment are registered as secrets (``register_url_secrets``)."""
         parts = urlsplit(value.strip())
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an absolute http:// or https:// URL")
+        register_url_secrets(value.strip())
         return value.strip().rstrip("/")
 
     @field_validator("api_key")
@@ -107,6 +109,9 @@ class Settings(BaseSettings):
         if any(ord(c) < 32 or ord(c) == 127 for c in key):
             # It would inject a header, and httpx would quote it in its error message.
             raise ValueError("contains a control character (a newline?); the key is not shown")
+        if not key.isascii():  # a header cannot carry it; found at load, not at send
+            raise ValueError("contains a character that is not ASCII (a pasted quote or "
+                             "space?); the key is not shown")
         register_secret(key)
         return SecretStr(key)
 
