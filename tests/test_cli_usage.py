@@ -128,3 +128,35 @@ def test_check_json_reports_both_broken_files_and_bad_metadata_as_problems(
     assert document["ok"] is False and "error" not in document
     [problem] = document["problems"]
     assert "invalid JSON" in problem["message"] and problem["key"] is None
+
+
+METADATA_KEYS = {"source", "origin", "fetched_at", "stale", "note", "text"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["compile", "extract_invoice", "openai/gpt-4o-mini"],
+    ["explain", "extract_invoice", "openai/gpt-4o-mini"],
+    ["show", "openai/gpt-4o-mini"],
+    ["audit", "--stage", "extract_invoice"],
+    ["routes", "extract_invoice", "openai/gpt-4o-mini"],
+    ["models", "--search", "gpt-4o-mini"],
+], ids=lambda argv: argv[0])  # fmt: skip
+def test_every_json_output_has_one_metadata_object(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """One shape everywhere: {source, origin, fetched_at, stale, note, text} (compile's
+    report keeps its one-line ``metadata`` too: the lock and output hashes use it)."""
+    import json
+
+    from tests.conftest import ROOT
+
+    monkeypatch.setenv("CAPC_OFFLINE", "1")
+    monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path))
+    files = ["--models", str(ROOT / "models.yaml")]
+    if argv[0] != "models":
+        files += ["--stages", str(ROOT / "stages.yaml")]
+    assert main([*argv, *files, "--json"]) == 0
+    metadata = json.loads(capsys.readouterr().out)["metadata"]
+    assert set(metadata) == METADATA_KEYS
+    assert metadata["origin"] == "seed" and metadata["text"].startswith("bundled seed")

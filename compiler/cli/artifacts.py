@@ -22,6 +22,7 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     load_registry,
+    metadata_object,
     print_document,
     print_error,
     print_json,
@@ -257,7 +258,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             console.print(line)
     else:
         if args.json:
-            print_document(audit_to_json(rows, registry) + "\n")
+            print_document(audit_to_json(rows, registry,
+                                         metadata=metadata_object(registry.catalog)) + "\n")
         else:
             print(render_audit(rows, registry))
     if not rows:

@@ -44,6 +44,7 @@ __all__ = [
     "fresh_notes",
     "json_printed",
     "load_registry",
+    "metadata_object",
     "notes_on_stderr",
     "notes_printed_here",
     "print_document",
@@ -224,6 +225,22 @@ def json_printed() -> bool:
     """Whether :func:`print_json` or :func:`print_document` wrote a document in this
     process."""
     return _stdout["json"]
+
+
+def metadata_object(catalog: Any) -> dict[str, Any]:
+    """The ``metadata`` object of every ``--json`` output (compile, explain, show, audit,
+    routes, models): ``{source, origin, fetched_at, stale, note, text}``.
+
+    ``source`` is the URL or path the models list came from, ``origin`` how this run got
+    it (``fetch``, ``cache``, ``stale-cache``, ``seed``, ``file``), ``fetched_at`` an ISO
+    8601 time or null, ``stale`` a bool, ``note`` the fallback note or null, ``text`` the
+    one-line description reports print (``bundled seed (as of 2026-08-19)``). A superset
+    of the lock's ``metadata`` ``{source, fetched_at, text}``, where ``source`` is the
+    file name only and ``text`` carries no age (a lock does not depend on when it ran).
+    """
+    return {"source": catalog.source, "origin": catalog.origin,
+            "fetched_at": catalog.fetched_at, "stale": catalog.stale, "note": catalog.note,
+            "text": catalog.describe()}  # fmt: skip
 
 
 def print_stderr(text: str) -> None:

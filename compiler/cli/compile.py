@@ -28,6 +28,7 @@ from compiler.cli.common import (
     error_payload,
     fresh_notes,
     load_registry,
+    metadata_object,
     print_error,
     print_json,
     print_stderr,
@@ -159,7 +160,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     payload = {
         "request": compiled.body,
         "adjustments": [a.to_dict() for a in report.adjustments],
-        "report": report.to_dict(),
+        "report": report.to_dict(),  # its "metadata" stays the line (locks, hashes)
+        "metadata": metadata_object(registry.catalog),
         **compiled.loop_settings(),
         **attempts_payload(compiled),
     }
@@ -190,7 +192,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     routes = {} if compiled is None else attempts_payload(compiled)
     if args.json:  # one object: the report, and on a refusal the error beside it
         failure = {} if refused is None else error_payload(refused, EXIT_FAILED)
-        print_json({**report.to_dict(), **routes, **failure})
+        print_json({**report.to_dict(), "metadata": metadata_object(registry.catalog),
+                    **routes, **failure})
     elif (console := stdout_console(args)) is not None:  # a terminal: tables that fit
         print_report(console, report, wide=args.wide)
         if compiled is not None:

@@ -15,6 +15,7 @@ from compiler.cli.common import (
     add_common_options,
     default_path,
     load_registry,
+    metadata_object,
     print_error,
     print_json,
     print_note,
@@ -91,7 +92,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         payload = {
             "model": model.id,
             "stage": args.stage,
-            "metadata": registry.catalog.describe(),
+            "metadata": metadata_object(registry.catalog),
             "declared_only": model.declared_only,
             "declared_in": _declared_in(registry, model),
             "alias_target": model.alias_target,

@@ -19,6 +19,7 @@ from compiler.cli.common import (
     Handler,
     add_common_options,
     load_registry,
+    metadata_object,
     notes_printed_here,
     print_json,
     print_note,
@@ -177,14 +178,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
         rows.append(row)
     if args.json:
         payload = {
-            "metadata": {
-                "describe": catalog.describe(),
-                "source": catalog.source,
-                "origin": catalog.origin,
-                "fetched_at": catalog.fetched_at,
-                "stale": catalog.stale,
-                "note": catalog.note,
-            },
+            "metadata": metadata_object(catalog),
             "models": rows,
         }
         print_json(payload)

@@ -16,6 +16,7 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     load_registry,
+    metadata_object,
     print_json,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console
@@ -157,7 +158,8 @@ def _cmd_routes(args: argparse.Namespace) -> int:
     compiled = compile_request(args.stage, args.model, registry=registry,
                                coverage=args.coverage)
     if args.json:
-        print_json({"stage": args.stage, "model": args.model, **attempts_payload(compiled)})
+        print_json({"stage": args.stage, "model": args.model,
+                    "metadata": metadata_object(registry.catalog), **attempts_payload(compiled)})
     elif compiled.routes and (console := stdout_console(args)) is not None:
         print_routes(console, compiled, wide=args.wide)
     elif compiled.routes:
