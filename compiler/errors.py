@@ -16,6 +16,11 @@ the registry (:class:`registry.RegistryError`) pass through unchanged::
     ├── ProviderError        the provider answered with an error (classified)
     ├── ToolError            a tool that cannot be normalised (name, schema, external $ref)
     └── ConversationError    messages that break a pre-send rule (index and rule)
+
+:class:`Interrupted` is no compiler error: it is the ``KeyboardInterrupt`` that the
+``capc`` process's SIGINT handler raises (a real Ctrl-C), which the contract-import fence
+lets through while it turns a ``KeyboardInterrupt`` a contract module raises into a
+:class:`ContractError`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ __all__ = [
     "CompilerError",
     "ContractError",
     "ConversationError",
+    "Interrupted",
     "NoEndpointError",
     "ProjectionError",
     "PromptTooLongError",
@@ -272,3 +278,10 @@ class ConversationError(CompilerError):
 
 class AdjustmentWarning(UserWarning):
     """Issued for each adjustment whose kind a stage's policy sets to ``warn``."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A Ctrl-C the ``capc`` process received: raised by its SIGINT handler
+    (:mod:`compiler.cli.interrupt`), never by the library. Not a :class:`CompilerError`:
+    ``except KeyboardInterrupt`` catches it, and the contract-import fence re-raises it
+    (exit 130, ``capc: interrupted``) instead of making it a :class:`ContractError`."""

@@ -83,7 +83,7 @@ def test_a_full_disk_is_a_failed_refresh_naming_the_kept_copy(
         monkeypatch.setenv(name, value)
     assert main(["refresh"]) == 1
     captured = capsys.readouterr()
-    assert "kept 52 models" in captured.out
+    assert "kept 52 models" in captured.err
     assert "could not store it" in captured.err and "disk is full" in captured.err
     assert "cannot store: its disk is full" in captured.err  # one wording, with the hint
     assert "free some space" in captured.err
@@ -114,5 +114,5 @@ def test_a_full_disk_with_no_cached_copy_is_a_failed_refresh(
     monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path))
     assert main(["refresh"]) == 1
     captured = capsys.readouterr()
-    assert "fetched 52 models, not cached" in captured.out
+    assert "fetched 52 models, not cached" in captured.err
     assert "refresh failed" in captured.err and "disk is full" in captured.err

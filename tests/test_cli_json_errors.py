@@ -168,6 +168,9 @@ def test_every_command_reports_every_failure_as_json(tmp_path: Path, closed_port
             [problem] = document["problems"]
             assert set(problem) == {"file", "line", "column", "key", "message"}, where
             assert (problem["line"], problem["column"]) == (3, 1), where
+        elif command == "check" and failure == "bad_metadata":  # a problem as well
+            [problem] = document["problems"]
+            assert problem["key"] is None and "invalid JSON" in problem["message"], where
         elif document["error"]["kind"] != kind or document["error"]["exit_code"] != code:
             failures.append(f"error kind {document['error']['kind']}: {where}")
         elif document["error"]["message"] not in proc.stderr:
@@ -196,7 +199,8 @@ def test_a_usage_error_with_json_is_json(
     document = json.loads(out)
     assert document["ok"] is False and document["error"]["kind"] == "usage"
     assert message in document["error"]["message"]
-    assert err.count("\n") == 1 and err.startswith("capc: error: capc")
+    assert err.count("\n") == 1 and err.startswith("capc: error: ")
+    assert not err.startswith("capc: error: capc")  # the program is named once
 
 
 def test_explain_json_refusal_is_one_object(

@@ -20,7 +20,8 @@ from tests.conftest import ROOT, SEED_MODELS, FakeOpenRouter
 #: the spinner), and the contract-import fence that sends what a contract module prints
 #: to stderr instead of stdout.
 STDERR_OWNERS = {"compiler/cli/common.py", "compiler/cli/terminal.py",
-                 "compiler/schema/contract.py"}
+                 "compiler/schema/contract.py",
+                 "compiler/cli/interrupt.py"}  # the one line of a Ctrl-C, before common loads
 
 LINE = re.compile(r"^capc: (error|warning|note): \S")
 
@@ -69,9 +70,10 @@ def test_notes_warnings_and_errors_have_one_format(
     err = capsys.readouterr().err
     assert len(_lines(err)) == 1, err
     assert err.startswith("capc: note: ") and "bundled seed" in err
-    # refresh that fails: one error line
+    # refresh that fails: one error line (after the note of what it kept)
     assert main(["refresh"]) == 1
-    [error] = _lines(capsys.readouterr().err)
+    [kept, error] = _lines(capsys.readouterr().err)
+    assert kept.startswith("capc: note: models: kept ")
     assert error.startswith("capc: error: refresh failed: ")
     monkeypatch.setenv("CAPC_OFFLINE", "1")
     # a page written: a note

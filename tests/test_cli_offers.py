@@ -52,7 +52,7 @@ def test_the_lock_schema_is_capc_schema_lock(capsys: pytest.CaptureFixture[str])
     assert main(["lock", "--schema", "--check"]) == 2
     assert "use capc schema lock" in capsys.readouterr().err
     assert main(["diff", str(SEED_MODELS), str(SEED_MODELS), "--metadata", "x"]) == 2
-    assert "unrecognized arguments: --metadata" in capsys.readouterr().err
+    assert "--metadata does not apply to 'capc diff'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

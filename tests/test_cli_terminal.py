@@ -101,6 +101,16 @@ def test_tables_fit_the_terminal_and_wide_shows_everything(
     assert code == 0 and _widest(wide) > 60
 
 
+@pytest.mark.parametrize("columns", [40, 200])
+def test_a_dumb_terminal_fits_columns_without_colour(tmp_path: Path, columns: int) -> None:
+    """TERM=dumb on a pty: no ANSI code, and the table fits COLUMNS (not rich's 80)."""
+    code, out, _ = _on_terminal(EXPLAIN, _env(tmp_path, COLUMNS=str(columns), TERM="dumb"))
+    assert code == 0 and "\x1b" not in out
+    assert _widest(out) <= columns, out
+    if columns > 80:  # the reason column uses the room: wider than 80
+        assert _widest(out) > 80, out
+
+
 def test_no_colour_with_no_color_nor_when_piped(tmp_path: Path) -> None:
     """NO_COLOR on a terminal: the fitted table without one ANSI code; piped: the plain
     table of old, with no ANSI code on stdout or stderr."""

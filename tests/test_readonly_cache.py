@@ -147,7 +147,23 @@ def test_an_empty_read_only_directory_is_a_failed_refresh(
                "CAPC_MAX_ATTEMPTS": "1", "PYTHONPATH": readable_code}  # fmt: skip
         proc = _capc(env, "refresh")
         assert proc.returncode == 1 and str(root / "c") in proc.stderr, proc.stderr
-        assert "not cached" in proc.stdout and "Traceback" not in proc.stderr
+        assert "not cached" in proc.stderr and "Traceback" not in proc.stderr
     finally:
         root.chmod(0o755)
         shutil.rmtree(root)
+
+
+def test_cache_info_on_an_empty_read_only_directory_is_no_cache(readable_code: str) -> None:
+    """No cache.db in a directory nobody may write: "no cache at ...", exit 0 (not an error)."""
+    root = Path(tempfile.mkdtemp(prefix="capc-ro-"))
+    try:
+        root.chmod(0o555)
+        env = {"PATH": os.environ.get("PATH", ""), "CAPC_CACHE_DIR": str(root),
+               "CAPC_OFFLINE": "1", "PYTHONPATH": readable_code}  # fmt: skip
+        proc = _capc(env, "cache", "info")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"no cache at {root}\n", "")
+        proc = _capc(env, "cache", "info", "--json")
+        assert proc.returncode == 0 and json.loads(proc.stdout)["exists"] is False
+    finally:
+        root.chmod(0o755)
+        shutil.rmtree(root, ignore_errors=True)

@@ -214,17 +214,22 @@ def audit(
     ]
 
 
-def audit_to_json(rows: Sequence[AuditRow], registry: Registry) -> str:
+def audit_to_json(
+    rows: Sequence[AuditRow], registry: Registry, *, metadata: Any = None
+) -> str:
     """Render the audit as one JSON object: ``{"metadata": ..., "rows": [...]}``.
 
     Args:
         rows: from :func:`audit`.
         registry: the registry audited (names the metadata).
+        metadata: the ``metadata`` value (``capc audit --json``: its metadata object);
+            default the one-line description of the registry's metadata.
 
     Returns:
         Indented JSON text; costs are exact decimal strings in USD.
     """
-    payload = {"metadata": registry.catalog.describe(), "rows": [r.to_dict() for r in rows]}
+    described = registry.catalog.describe() if metadata is None else metadata
+    payload = {"metadata": described, "rows": [r.to_dict() for r in rows]}
     return json.dumps(payload, indent=2, ensure_ascii=False)
 
 

@@ -37,7 +37,7 @@ from registry.sources.cache_files import database_problem, foreign_entries
 
 __all__ = ["CompileCache", "compile_cache_entries", "contract_files", "stage_files"]
 
-_FORMAT = "capc-compile-cache/1"
+_FORMAT = "capc-compile-cache/2"  # 2: the --json payload carries the metadata object
 
 
 _MAX_HASHED = 64 * 2**20

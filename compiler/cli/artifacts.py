@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,10 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     load_registry,
+    metadata_object,
+    print_document,
     print_error,
+    print_json,
     print_note,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console, waiting
@@ -111,7 +113,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         if given:
             raise CliError(f"{given[0]} does not apply to the lock schema; use capc schema "
                            "lock", EXIT_INPUT, kind="usage")  # fmt: skip
-        print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+        print_json(lock_json_schema(), sort_keys=True)
         return EXIT_OK
     registry = load_registry(args)
     if registry.stages_file is None:
@@ -136,7 +138,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     if args.check:
         return _check(output, text, document, summary, args.json)
     if args.output == "-":
-        sys.stdout.write(text)
+        print_document(text)
         return EXIT_OK
     try:
         write_lock(text, output)
@@ -147,11 +149,12 @@ def _cmd_lock(args: argparse.Namespace) -> int:
             f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
         ) from exc
     if args.json:
-        print(json.dumps({**summary, "written": True}, indent=2))
+        print_json({**summary, "written": True}, ensure_ascii=True)
     else:
-        print(f"wrote {output}: {len(items)} stage/model pair(s), {len(failed)} failed")
+        # a status, not data: on stderr (stdout is for data), as a note
+        print_note(f"wrote {output}: {len(items)} stage/model pair(s), {len(failed)} failed")
         for failure in failed:
-            print(f"  {failure['stage']} / {failure['model']}: {failure['error']}")
+            print_note(f"{failure['stage']} / {failure['model']} failed: {failure['error']}")
     return EXIT_OK
 
 
@@ -169,9 +172,9 @@ def _check(
         current = None
     if current == text:
         if as_json:
-            print(json.dumps({**summary, "up_to_date": True, "changes": []}, indent=2))
+            print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
         else:
-            print(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
+            print_note(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
         return EXIT_OK
     changes: list[Any] = []
     inputs: list[str] = []
@@ -207,7 +210,7 @@ def _check(
     if as_json:
         payload = {**summary, "up_to_date": False, "inputs_changed": inputs,
                    "changes": [c.to_dict() for c in changes]}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
     print_error(f"lock {output} {why}; run 'capc lock' to update it")
     return EXIT_FAILED
 
@@ -254,7 +257,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         for line in after:
             console.print(line)
     else:
-        print(audit_to_json(rows, registry) if args.json else render_audit(rows, registry))
+        if args.json:
+            print_document(audit_to_json(rows, registry,
+                                         metadata=metadata_object(registry.catalog)) + "\n")
+        else:
+            print(render_audit(rows, registry))
     if not rows:
         _say_no_match(args, registry)
     return EXIT_OK
@@ -360,7 +367,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                 "changed": bool(changes),
                 "changes": [c.to_dict() for c in changes],
             }
-            print(json.dumps(payload, indent=2, ensure_ascii=False))
+            print_json(payload)
         else:
             print(render_changes(changes, old_label=old_label, new_label=new_label, pairs=pairs))
         return EXIT_FAILED if changes else EXIT_OK

@@ -32,6 +32,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INPUT",
     "EXIT_OK",
+    "SHARED_OPTIONS",
     "CapcParser",
     "CliError",
     "Handler",
@@ -39,14 +40,21 @@ __all__ = [
     "add_route_options",
     "default_path",
     "error_payload",
+    "forget_notes",
+    "fresh_notes",
+    "json_printed",
     "load_registry",
+    "metadata_object",
     "notes_on_stderr",
     "notes_printed_here",
+    "print_document",
     "print_error",
+    "print_json",
     "print_note",
     "print_stderr",
     "print_warning",
     "report_error",
+    "unrecognized",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -72,11 +80,33 @@ class CliError(Exception):
 class CapcParser(argparse.ArgumentParser):
     """An argument parser whose usage errors raise :class:`CliError` (``kind
     "usage"``, exit 2), so they are reported like every other error: one stderr line,
-    and a JSON object on stdout with ``--json``."""
+    and a JSON object on stdout with ``--json``. Options are never abbreviated
+    (``--meta`` is not ``--metadata``), for this parser and every subcommand's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise CliError(f"{self.prog}: {message} (see '{self.prog} --help')", EXIT_INPUT,
-                       kind="usage")
+        raise CliError(f"{message} (see '{self.prog} --help')", EXIT_INPUT, kind="usage")
+
+
+#: The options some commands take and others do not (``add_common_options``,
+#: ``add_route_options``), named in the error when given to one that does not.
+SHARED_OPTIONS = ("--metadata", "--models", "--stages", "--json", "--endpoints",
+                  "--coverage", "--wide")  # fmt: skip
+
+
+def unrecognized(prog: str, extras: list[str]) -> CliError:
+    """The usage error of ``extras`` left over by ``capc COMMAND`` (``prog``): an option
+    another command takes is said not to apply here; help points at the command's own."""
+    shared = [word for word in extras if word.split("=", 1)[0] in SHARED_OPTIONS]
+    if shared:
+        names = ", ".join(dict.fromkeys(word.split("=", 1)[0] for word in shared))
+        return CliError(f"{names} does not apply to '{prog}' (see '{prog} --help')",
+                        EXIT_INPUT, kind="usage")  # fmt: skip
+    return CliError(f"unrecognized arguments: {' '.join(extras)} (see '{prog} --help')",
+                    EXIT_INPUT, kind="usage")  # fmt: skip
 
 
 def add_common_options(
@@ -161,6 +191,58 @@ def load_registry(args: argparse.Namespace) -> Any:
         )  # fmt: skip
 
 
+_stdout = {"json": False}
+
+
+def print_json(payload: Any, *, ensure_ascii: bool = False, sort_keys: bool = False) -> None:
+    """Print ``payload`` on stdout as indented JSON, in one write with SIGINT held back.
+
+    The text is built first and written at once, and a Ctrl-C during the write takes
+    effect just after it, so an interrupted ``--json`` command leaves either the whole
+    document (exit 130 still says it was interrupted) or nothing but the
+    ``{"ok": false, "error": {"kind": "interrupted", ...}}`` object (:func:`json_printed`).
+    """
+    print_document(json.dumps(payload, indent=2, ensure_ascii=ensure_ascii,
+                              sort_keys=sort_keys) + "\n")
+
+
+def print_document(text: str) -> None:
+    """Write ``text``, a JSON document already rendered (the audit, a lock on stdout), to
+    stdout the way :func:`print_json` does: one write, SIGINT held back during it."""
+    import signal
+
+    held = {signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        _stdout["json"] = True
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def json_printed() -> bool:
+    """Whether :func:`print_json` or :func:`print_document` wrote a document in this
+    process."""
+    return _stdout["json"]
+
+
+def metadata_object(catalog: Any) -> dict[str, Any]:
+    """The ``metadata`` object of every ``--json`` output (compile, explain, show, audit,
+    routes, models): ``{source, origin, fetched_at, stale, note, text}``.
+
+    ``source`` is the URL or path the models list came from, ``origin`` how this run got
+    it (``fetch``, ``cache``, ``stale-cache``, ``seed``, ``file``), ``fetched_at`` an ISO
+    8601 time or null, ``stale`` a bool, ``note`` the fallback note or null, ``text`` the
+    one-line description reports print (``bundled seed (as of 2026-08-19)``). A superset
+    of the lock's ``metadata`` ``{source, fetched_at, text}``, where ``source`` is the
+    file name only and ``text`` carries no age (a lock does not depend on when it ran).
+    """
+    return {"source": catalog.source, "origin": catalog.origin,
+            "fetched_at": catalog.fetched_at, "stale": catalog.stale, "note": catalog.note,
+            "text": catalog.describe()}  # fmt: skip
+
+
 def print_stderr(text: str) -> None:
     """Print ``text`` (a report, a summary for a person) on stderr, credentials masked."""
     from registry.redact import redact_text
@@ -177,9 +259,31 @@ def _print_labelled(label: str, message: str) -> None:
         print(f"capc: {label}: {text}", file=sys.stderr, flush=True)
 
 
+_notes_shown: set[str] = set()
+
+
 def print_note(message: str) -> None:
     """Print ``capc: note: MESSAGE`` on stderr (credentials masked)."""
+    _notes_shown.add(message)
     _print_labelled("note", message)
+
+
+def fresh_notes(lines: list[str]) -> list[str]:
+    """``lines`` of a report without the ``note: ...`` lines this command already showed
+    (as ``capc: note:``, or in an earlier attempt's report), so each note prints once."""
+    kept = []
+    for line in lines:
+        if line.startswith("note: "):
+            if line[6:] in _notes_shown:
+                continue
+            _notes_shown.add(line[6:])
+        kept.append(line)
+    return kept
+
+
+def forget_notes() -> None:
+    """Start a command with no note shown (``main`` may run several in one process)."""
+    _notes_shown.clear()
 
 
 def print_warning(message: str) -> None:
@@ -215,10 +319,12 @@ def error_payload(exc: BaseException, code: int) -> dict[str, Any]:
         ``{"ok": False, "error": {"message": str, "kind": str, "exit_code": int, ...}}``;
         ``kind`` is the error class in snake case (``declaration``, ``unknown_model``,
         ``unknown_stage``, ``metadata``, ``source_unavailable``, ``adjustment_refused``,
-        ...; ``usage`` and ``input`` for command-line problems); the other keys are the
-        error's located fields when it has them (``file``, ``line``, ``column``, ``key``
-        for a YAML problem; ``source`` for metadata; ``name`` and ``suggestions`` for an
-        unknown name; ``kinds`` for a refusal; ...). Every string is credential-masked.
+        ``contract``, ...; ``usage`` and ``input`` for command-line problems; the whole
+        list, with ``refresh_failed`` and ``interrupted``, is in docs/quickstart.md); the
+        other keys are the error's located fields when it has them (``file``, ``line``,
+        ``column``, ``key`` for a YAML problem; ``source`` for metadata; ``name`` and
+        ``suggestions`` for an unknown name; ``kinds`` for a refusal; ...). Every string
+        is credential-masked.
     """
     from registry.redact import redact_text
 
@@ -242,7 +348,7 @@ def report_error(exc: BaseException, code: int, *, as_json: bool) -> int:
     """Report ``exc``: one ``capc: error:`` line on stderr and, when ``as_json``, its
     :func:`error_payload` on stdout. Returns ``code``, the exit code."""
     if as_json:
-        print(json.dumps(error_payload(exc, code), indent=2, ensure_ascii=False), flush=True)
+        print_json(error_payload(exc, code))
     print_error(str(exc))
     return code
 

@@ -26,8 +26,11 @@ from compiler.cli.common import (
     add_route_options,
     default_path,
     error_payload,
+    fresh_notes,
     load_registry,
+    metadata_object,
     print_error,
+    print_json,
     print_stderr,
 )
 from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
@@ -157,7 +160,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     payload = {
         "request": compiled.body,
         "adjustments": [a.to_dict() for a in report.adjustments],
-        "report": report.to_dict(),
+        "report": report.to_dict(),  # its "metadata" stays the line (locks, hashes)
+        "metadata": metadata_object(registry.catalog),
         **compiled.loop_settings(),
         **attempts_payload(compiled),
     }
@@ -188,15 +192,15 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     routes = {} if compiled is None else attempts_payload(compiled)
     if args.json:  # one object: the report, and on a refusal the error beside it
         failure = {} if refused is None else error_payload(refused, EXIT_FAILED)
-        print(json.dumps({**report.to_dict(), **routes, **failure}, indent=2,
-                         ensure_ascii=False))
+        print_json({**report.to_dict(), "metadata": metadata_object(registry.catalog),
+                    **routes, **failure})
     elif (console := stdout_console(args)) is not None:  # a terminal: tables that fit
         print_report(console, report, wide=args.wide)
         if compiled is not None:
             print_attempts(console, compiled, wide=args.wide)
     else:
         more = "" if compiled is None else attempts_text(compiled, bodies=False)
-        print(report.to_text() + more)
+        print("\n".join(fresh_notes((report.to_text() + more).split("\n"))))
     if refused is not None:
         print_error(str(refused))
         return EXIT_FAILED
@@ -205,11 +209,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _print_compiled(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
     if args.json:
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
     else:
         # Data on stdout, messages on stderr: `capc compile S M > body.json` is valid JSON.
         # The indented body has no blank line, so the first one ends it.
         body, _, report = text.partition("\n\n")
         print(body)
         if report:
-            print_stderr(report)
+            print_stderr("\n".join(fresh_notes(report.split("\n"))))

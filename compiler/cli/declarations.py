@@ -13,8 +13,11 @@ from compiler.cli.common import (
     CliError,
     Handler,
     add_common_options,
+    default_path,
     load_registry,
+    metadata_object,
     print_error,
+    print_json,
     print_note,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console
@@ -52,7 +55,8 @@ def register(sub: Any) -> dict[str, Handler]:
         description="Print a JSON Schema editors can use (# yaml-language-server: $schema=...); "
         "lock: the format capc lock writes.",
     )
-    schema.add_argument("which", choices=("models", "stages", "lock"))
+    schema.add_argument("kind", choices=("models", "stages", "lock"),
+                        help="which JSON Schema: models.yaml's, stages.yaml's or the lock's")
     return {"show": _cmd_show, "check": _cmd_check, "schema": _cmd_schema}
 
 
@@ -88,14 +92,14 @@ def _cmd_show(args: argparse.Namespace) -> int:
         payload = {
             "model": model.id,
             "stage": args.stage,
-            "metadata": registry.catalog.describe(),
+            "metadata": metadata_object(registry.catalog),
             "declared_only": model.declared_only,
             "declared_in": _declared_in(registry, model),
             "alias_target": model.alias_target,
             "notes": list(model.metadata_notes),
             "values": rows,
         }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
         return EXIT_OK
     header = f"{model.id}" + (f" (stage {args.stage})" if args.stage else "")
     declared_in = _declared_in(registry, model)
@@ -130,9 +134,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 def _problem(error: Any) -> dict[str, Any]:
     """One ``check --json`` problem: ``{file, line, column, key, message}`` (key ``None``
-    when the problem has no key path, line and column ``None`` without a position)."""
+    when the problem has no key path, line and column ``None`` without a position; for
+    metadata that cannot be read, ``file`` is its source and the message says where)."""
     from registry.redact import redact_text
 
+    if not hasattr(error, "key_path"):  # a metadata problem: its source is the file
+        return {"file": getattr(error, "source", None), "line": None, "column": None,
+                "key": None, "message": redact_text(str(error))}  # fmt: skip
     return {"file": error.file, "line": error.line, "column": error.column,
             "key": error.key_path or None, "message": redact_text(error.detail)}  # fmt: skip
 
@@ -143,7 +151,7 @@ def _report(problems: list[Any], args: argparse.Namespace, notes: list[str] | No
     if args.json:
         payload = {"ok": not problems, "problems": [_problem(p) for p in problems],
                    "notes": list(notes or ())}  # fmt: skip
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
     else:
         for note in notes or ():
             print_note(note)
@@ -152,17 +160,42 @@ def _report(problems: list[Any], args: argparse.Namespace, notes: list[str] | No
     return EXIT_INPUT if problems else EXIT_OK
 
 
+def _file_problems(args: argparse.Namespace, first: Any) -> list[Any]:
+    """The problems of every declaration file, not only of the first that failed to
+    load (``first``): each file is parsed on its own, and its problems are added."""
+    from registry.declarations.files import load_models_file, load_stages_file
+    from registry.errors import DeclarationError
+
+    problems = list(first.problems or (first,))
+    seen = {str(p) for p in problems}
+    models = default_path(args.models, "models.yaml")
+    stages = default_path(args.stages, "stages.yaml")
+    for path, load in ((models, load_models_file), (stages, load_stages_file)):
+        if path is None:
+            continue
+        try:
+            load(path)
+        except DeclarationError as exc:
+            problems += [p for p in exc.problems or (exc,) if str(p) not in seen]
+            seen |= {str(p) for p in exc.problems or (exc,)}
+    return problems
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from compiler.errors import ContractError, ToolError
     from compiler.intent import Intent
     from compiler.kinds import policy_key_problem
-    from registry.errors import DeclarationError
+    from registry.errors import DeclarationError, MetadataError, SourceUnavailableError
     from registry.resolve.checks import check_model_ids, metadata_notes
 
     try:
         registry = load_registry(args)
     except DeclarationError as exc:  # the YAML itself: its problems, located
-        return _report(list(exc.problems or (exc,)), args)
+        return _report(_file_problems(args, exc), args)
+    except MetadataError as exc:  # the metadata: a problem too, so --json has one shape
+        if isinstance(exc, SourceUnavailableError):  # a failed fetch: exit 1, as elsewhere
+            raise
+        return _report([exc], args)
     if registry.models_file is None and registry.stages_file is None:
         raise CliError(
             "neither models.yaml nor stages.yaml found in the current directory; "
@@ -274,11 +307,11 @@ def _tool_problems(registry: Any, stage: str, intent: Any) -> list[tuple[int, st
 def _cmd_schema(args: argparse.Namespace) -> int:
     from registry.declarations.schema import models_json_schema, stages_json_schema
 
-    if args.which == "lock":  # as capc lock --schema printed it
+    if args.kind == "lock":  # as capc lock --schema printed it
         from compiler.artifacts.lock_schema import lock_json_schema
 
-        print(json.dumps(lock_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+        print_json(lock_json_schema(), sort_keys=True)
         return EXIT_OK
-    schema = models_json_schema() if args.which == "models" else stages_json_schema()
-    print(json.dumps(schema, indent=2, ensure_ascii=False))
+    schema = models_json_schema() if args.kind == "models" else stages_json_schema()
+    print_json(schema)
     return EXIT_OK

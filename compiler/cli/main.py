@@ -9,32 +9,21 @@ and the error line on stderr are described in :mod:`compiler.cli.common`.
 
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib
+# Only the standard library's lightest modules here: run() installs the SIGINT handler
+# before anything heavy (argparse, the command modules) is imported.
 import os
 import sys
-import warnings
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from compiler.cli.common import (
-    EXIT_BROKEN_PIPE,
-    EXIT_FAILED,
-    EXIT_INPUT,
-    CapcParser,
-    CliError,
-    Handler,
-    notes_on_stderr,
-    print_stderr,
-    print_warning,
-    report_error,
-)
+from compiler.cli import interrupt
+
+if TYPE_CHECKING:
+    import argparse
+
+    from compiler.cli.common import Handler
 
 __all__ = ["COMMANDS", "main", "run"]
-
-#: 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C.
-EXIT_INTERRUPTED = 130
 
 #: The cyclic collector's first threshold in a ``capc`` process (Python's default: 700).
 GC_THRESHOLD = 10_000
@@ -59,6 +48,10 @@ def _parser(
 ) -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     """The parser of the command ``argv`` names first (every command's when it names none
     it knows, so ``--help`` and the unknown-command error list them all)."""
+    import importlib
+
+    from compiler.cli.common import CapcParser
+
     parser = CapcParser(
         prog="capc",
         description="Compile provider-neutral stage intent into OpenRouter requests "
@@ -86,6 +79,7 @@ def _version() -> str:
 
 
 def _error_code(exc: Exception) -> int | None:
+    from compiler.cli.common import EXIT_FAILED, EXIT_INPUT
     from compiler.errors import CompilerError, ContractError, ReplyValidationError
     from registry.errors import RegistryError, SourceUnavailableError
 
@@ -103,17 +97,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        # Ctrl-C, also during a fetch or a YAML parse: one line, the shell's code.
-        print_stderr("capc: interrupted")
-        return EXIT_INTERRUPTED
+        # Ctrl-C, also during a fetch or a YAML parse: one line, the shell's code; with
+        # --json and no document written yet, the error object too (print_json writes a
+        # document whole, so stdout never holds half of one).
+        words = sys.argv[1:] if argv is None else list(argv)
+        if "--json" in words:
+            from compiler.cli.common import json_printed, print_json
+
+            if not json_printed():
+                print_json(interrupt.error_object())
+        return interrupt.interrupted()
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    import warnings
+
+    from compiler.cli.common import (
+        EXIT_BROKEN_PIPE,
+        CliError,
+        forget_notes,
+        notes_on_stderr,
+        report_error,
+        unrecognized,
+    )
+
+    forget_notes()
     parser, handlers = _parser(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # named against the command, not the top-level parser
+            raise unrecognized(f"capc {args.command}", extras)
     except CliError as exc:  # a usage error (CapcParser.error)
-        words = sys.argv[1:] if argv is None else list(argv)
         return report_error(exc, exc.code, as_json="--json" in words)
     as_json = bool(getattr(args, "json", False))
     try:
@@ -142,6 +157,8 @@ def _show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
+    from compiler.cli.common import print_warning
+
     print_warning(str(message))
 
 
@@ -160,7 +177,18 @@ def run() -> NoReturn:
     models took 58-60 us a model with the default and 37-38 us with this (two runs
     each, 2026-12-01; docs/performance.md). Objects are freed by reference counting as
     before; only cycles wait longer, and a short-lived process makes few.
+
+    First of all it installs capc's SIGINT handler (:mod:`compiler.cli.interrupt`): a
+    Ctrl-C from then on is ``capc: interrupted`` and exit 130, and after the work is done
+    the flush is covered and the interpreter's shutdown ignores SIGINT.
     """
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-    sys.exit(main())
+    try:
+        interrupt.install()
+        import gc
+
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+        code = main()
+    except KeyboardInterrupt:  # between the handler and main()'s own try
+        code = interrupt.interrupted()
+    sys.exit(interrupt.finish(code))

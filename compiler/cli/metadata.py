@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,9 @@ from compiler.cli.common import (
     Handler,
     add_common_options,
     load_registry,
+    metadata_object,
     notes_printed_here,
+    print_json,
     print_note,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console
@@ -177,17 +178,10 @@ def _cmd_models(args: argparse.Namespace) -> int:
         rows.append(row)
     if args.json:
         payload = {
-            "metadata": {
-                "describe": catalog.describe(),
-                "source": catalog.source,
-                "origin": catalog.origin,
-                "fetched_at": catalog.fetched_at,
-                "stale": catalog.stale,
-                "note": catalog.note,
-            },
+            "metadata": metadata_object(catalog),
             "models": rows,
         }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
         return EXIT_OK
     table = [("ID", "CONTEXT", "MAX OUTPUT", "STRUCTURED", "REASONING EFFORTS")]
     for row in rows:
@@ -243,10 +237,13 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     directory = settings.cache_dir
-    if not directory.exists():
+    # no cache yet: no directory, or one (read-only or not) that holds neither diskcache's
+    # database nor capc compile's results; said plainly, nothing created, exit 0
+    if not directory.exists() or (directory.is_dir() and not (directory / "cache.db").exists()
+                                  and not (directory / "compiled").is_dir()):
         if args.json:
             payload = {"directory": str(directory), "exists": False, "entries": []}
-            print(json.dumps(payload, indent=2))
+            print_json(payload, ensure_ascii=True)
         else:
             print(f"no cache at {directory}")
         return EXIT_OK
@@ -271,9 +268,9 @@ def _cmd_cache(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     compiled.rmdir()  # only when empty
             if args.json:
-                print(json.dumps({"directory": str(directory), "removed": removed}, indent=2))
+                print_json({"directory": str(directory), "removed": removed}, ensure_ascii=True)
             else:
-                print(f"removed {removed} entries from {directory}")
+                print_note(f"removed {removed} entries from {directory}")
             return EXIT_OK
         entries = cache.entries()
         volume = cache.volume()
@@ -304,7 +301,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
             "entries": rows,
             "compiled": compiled_rows,
         }
-        print(json.dumps(payload, indent=2))
+        print_json(payload, ensure_ascii=True)
         return EXIT_OK
     print(f"cache: {directory} ({volume} bytes, TTL {format_age(settings.ttl)})")
     if not rows:

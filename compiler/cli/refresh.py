@@ -11,7 +11,6 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,8 @@ from compiler.cli.common import (
     default_path,
     notes_printed_here,
     print_error,
+    print_json,
+    print_note,
 )
 from compiler.cli.terminal import Wait, waiting
 
@@ -111,6 +112,16 @@ def _stage_models(path: Path | None) -> tuple[str, ...]:
     return ids
 
 
+def _failed(note: str | None) -> str:
+    """The error line of a fetch that did not succeed: the loader's note says what a
+    command does now ("using the bundled seed"); for refresh that is what commands use
+    until a refresh succeeds, not what this refresh did."""
+    text = (note or "no detail").replace(
+        "no usable cached copy, using the bundled seed",
+        "no usable cached copy: until a refresh succeeds, commands use the bundled seed")
+    return f"refresh failed: {text}"
+
+
 def _refresh(args: argparse.Namespace, settings: Settings, named: list[str]) -> int:
     """Refresh the models list, then the endpoints of ``named`` and (``--all-endpoints``)
     of every model of that list, each once; print the result; return the exit code."""
@@ -143,7 +154,7 @@ def _refresh_in(
     else:
         lines.append(f"models: kept {len(catalog)} models from {catalog.describe()}")
     endpoint_rows = []
-    failures = [] if ok else [f"refresh failed: {catalog.note}"]
+    failures = [] if ok else [_failed(catalog.note)]
     for number, model_id in enumerate(wanted, 1):
         if progress is not None:
             progress(f"endpoints {number}/{len(wanted)} {model_id}")
@@ -163,7 +174,7 @@ def _refresh_in(
             lines.append(f"endpoints of {model_id}: fetched {count} endpoints")
         else:
             ok = False
-            failures.append(f"refresh failed: {result.note}")
+            failures.append(_failed(result.note))
             if result.endpoints is not None:
                 lines.append(
                     f"endpoints of {model_id}: kept {count} endpoints "
@@ -186,10 +197,10 @@ def _refresh_in(
 
             payload["error"] = {"message": redact_text("; ".join(failures)),
                                 "kind": "refresh_failed", "exit_code": EXIT_FAILED}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
+        print_json(payload)
+    else:  # what was fetched is a status, not data: notes on stderr
         for line in lines:
-            print(line)
+            print_note(line)
     for failure in failures:
         print_error(failure)
     return EXIT_OK if ok else EXIT_FAILED

@@ -15,7 +15,6 @@ is an error or has ``finish_reason: error``, bad input, an ambiguous ``--attempt
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from compiler.cli.common import (
@@ -29,6 +28,7 @@ from compiler.cli.common import (
     error_payload,
     load_registry,
     print_error,
+    print_json,
     print_note,
     print_stderr,
 )
@@ -65,8 +65,15 @@ def _read(spec: str) -> Any:
 
     try:  # bounded (64 MiB), read once: /dev/zero ends, a pipe works
         text = read_input_text(spec, MAX_MESSAGES_BYTES, "response")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read {spec}: {exc}", EXIT_INPUT) from None
+    except FileNotFoundError:  # worded as every other command's missing file
+        raise CliError(f"{spec}: no such file", EXIT_INPUT) from None
+    except IsADirectoryError:
+        raise CliError(f"{spec}: is a directory; expected a saved response", EXIT_INPUT) from None
+    except OSError as exc:
+        raise CliError(f"{spec}: cannot read: {exc.strerror or exc}", EXIT_INPUT) from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{spec}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
+                       EXIT_INPUT) from None  # fmt: skip
     try:
         return load_response_text(text)
     except ValueError as exc:
@@ -143,12 +150,12 @@ def _cmd_reply(args: argparse.Namespace) -> int:
         if not args.json:
             raise failure from None
         # one object on stdout (the reply's shape and the error's), the line on stderr
-        print(json.dumps({"valid": False, "outcome": "error", "kind": exc.kind,
+        print_json({"valid": False, "outcome": "error", "kind": exc.kind,
                           "status": exc.status, "detail": exc.detail, "errors": [
                               {"path": "$", "message": str(exc)}],
                           "usage": None if exc.usage is None else exc.usage.to_dict(),
                           "cost": None if exc.cost is None else exc.cost.to_dict(),
-                          **error_payload(failure, EXIT_INPUT)}, indent=2))
+                          **error_payload(failure, EXIT_INPUT)}, ensure_ascii=True)
         print_error(str(failure))
         return EXIT_INPUT
     except (ReplyValidationError, ReplyTruncatedError, ReplyBlockedError) as exc:
@@ -156,10 +163,10 @@ def _cmd_reply(args: argparse.Namespace) -> int:
         outcome = ("invalid" if isinstance(exc, ReplyValidationError) else "truncated"
                    if isinstance(exc, ReplyTruncatedError) else exc.reason)
         if args.json:
-            print(json.dumps({"valid": False, "outcome": outcome, "errors": [
+            print_json({"valid": False, "outcome": outcome, "errors": [
                 {"path": p, "message": m} for p, m in errors],
                 "usage": None if exc.usage is None else exc.usage.to_dict(),
-                "cost": None if exc.cost is None else exc.cost.to_dict()}, indent=2))
+                "cost": None if exc.cost is None else exc.cost.to_dict()}, ensure_ascii=True)
         else:
             print(f"{outcome} reply:" if outcome != "invalid" else "invalid reply:")
             for path, message in errors:
@@ -168,9 +175,9 @@ def _cmd_reply(args: argparse.Namespace) -> int:
                 print(_cost_line(exc.cost))
         return EXIT_FAILED
     if args.json:
-        print(json.dumps({"valid": True, **parsed.to_dict()}, indent=2, ensure_ascii=False))
+        print_json({"valid": True, **parsed.to_dict()})
         return EXIT_OK
-    print(json.dumps(parsed.to_dict()["output"], indent=2, ensure_ascii=False))
+    print_json(parsed.to_dict()["output"])
     usage = parsed.usage
     print_stderr(f"finish_reason: {parsed.finish_reason}; provider: {parsed.provider} "
           f"(endpoint check: {parsed.endpoint_check}"

@@ -16,6 +16,8 @@ from compiler.cli.common import (
     add_common_options,
     add_route_options,
     load_registry,
+    metadata_object,
+    print_json,
 )
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console
 from compiler.compiled import CompiledRequest
@@ -107,9 +109,10 @@ def print_routes(console: Any, compiled: CompiledRequest, *, wide: bool) -> None
 def print_report(console: Any, report: Any, *, wide: bool) -> None:
     """Print an adjustment report on a terminal console: its header lines, then the
     table with the reason column wrapped to the width (``wide``: whole)."""
+    from compiler.cli.common import fresh_notes
     from compiler.report import TABLE_HEADER
 
-    for line in report.header_lines():
+    for line in fresh_notes(report.header_lines()):
         console.print(line)
     rows = report.table_rows()
     if not rows:
@@ -155,8 +158,8 @@ def _cmd_routes(args: argparse.Namespace) -> int:
     compiled = compile_request(args.stage, args.model, registry=registry,
                                coverage=args.coverage)
     if args.json:
-        print(json.dumps({"stage": args.stage, "model": args.model,
-                          **attempts_payload(compiled)}, indent=2, ensure_ascii=False))
+        print_json({"stage": args.stage, "model": args.model,
+                    "metadata": metadata_object(registry.catalog), **attempts_payload(compiled)})
     elif compiled.routes and (console := stdout_console(args)) is not None:
         print_routes(console, compiled, wide=args.wide)
     elif compiled.routes:

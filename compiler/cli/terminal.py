@@ -12,7 +12,8 @@ tables and the colours:
   else 80 characters): the long column (a reason, a provenance) wraps inside its cell;
   ``--wide`` prints every cell whole, each row on one line;
 - colour: only on a terminal, and never when ``NO_COLOR`` is set to a non-empty value
-  (https://no-color.org) or ``TERM=dumb``; then there is no ANSI style at all.
+  (https://no-color.org) or ``TERM=dumb``; then there is no ANSI style at all, and a
+  ``TERM=dumb`` table still fits ``COLUMNS`` (rich alone would assume 80 columns).
 """
 
 from __future__ import annotations
@@ -60,8 +61,16 @@ def _is_terminal(stream: IO[str]) -> bool:
 def _console(stream: IO[str], *, width: int | None = None) -> Any:
     from rich.console import Console
 
+    height = None
+    if os.environ.get("TERM") == "dumb":
+        # rich gives a dumb terminal 80 x 25 unless both sizes are given: fit COLUMNS,
+        # else the terminal's own width, as on any other terminal (without colour).
+        import shutil
+
+        size = shutil.get_terminal_size()
+        width, height = width or size.columns, size.lines
     return Console(
-        file=stream, width=width, highlight=False, emoji=False, markup=False,
+        file=stream, width=width, height=height, highlight=False, emoji=False, markup=False,
         color_system="auto" if colour_allowed(stream) else None, force_terminal=True,
     )  # fmt: skip
 

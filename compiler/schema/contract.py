@@ -30,7 +30,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import TypeAdapter
 
-from compiler.errors import ContractError
+from compiler.errors import ContractError, Interrupted
 from compiler.schema.budgets import backtracking_patterns, non_finite_numbers, uses_python_re
 from compiler.schema.frozen_json import (
     canonical_sha256,
@@ -207,9 +207,11 @@ def load_contract(spec: str, *, base_dir: Path) -> OutputContract:
     Raises:
         ContractError: a malformed spec, a file or module that does not import
             (missing, ``ImportError``, ``SyntaxError``, an error, ``SystemExit`` or
-            ``KeyboardInterrupt`` while executing it), a missing attribute (with close
-            matches), an object pydantic cannot turn into a JSON Schema, or one that is no
-            reply type (a function, a string, ``Any``). The underlying exception is chained.
+            ``KeyboardInterrupt`` it raises itself while executing; a Ctrl-C ``capc``
+            received passes through as :class:`~compiler.errors.Interrupted`), a missing
+            attribute (with close matches), an object pydantic cannot turn into a JSON
+            Schema, or one that is no reply type (a function, a string, ``Any``). The
+            underlying exception is chained.
             What the module prints while it is imported goes to stderr, never stdout.
 
     >>> load_contract("decimal:Decimal", base_dir=Path(".")).name
@@ -255,11 +257,13 @@ def _guarded_import(what: str) -> Iterator[None]:
     Whatever the module prints at import goes to stderr, so stdout (a body, ``--json``)
     stays clean; ``SystemExit`` and ``KeyboardInterrupt`` raised while it executes become a
     :class:`ContractError` naming ``what``, so ``capc`` never exits 0 on a contract's say.
+    A Ctrl-C ``capc`` received (:class:`~compiler.errors.Interrupted`, raised by its SIGINT
+    handler) passes through unchanged.
     """
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield
-    except ContractError:
+    except (ContractError, Interrupted):  # Interrupted: a real Ctrl-C, not the module's say
         raise
     except (SystemExit, KeyboardInterrupt) as exc:
         detail = f" (code {exc.code!r})" if isinstance(exc, SystemExit) else ""
