@@ -39,6 +39,17 @@ BACKTRACKING = [
     (r"^(\d+|\d+\.\d+)*$", "alternation"),
     (r"(a{1,9}){10}", "inner repeat"),
     (r"^(a+)\1$", "back-reference"),
+    # issue 22 round 3: runs of optional or bounded single elements outside a group
+    ("^" + "[a-z]?" * 30 + "$", "in a row"),  # 17 characters took 11.1 s
+    ("a?" * 40 + "a" * 20, "in a row"),
+    ("(?:a{0,3})" * 20 + "b", "in a row"),
+    ("(?:a|aa)" * 30 + "b", "in a row"),
+    # case-folding pairs re matches under IGNORECASE (re._casefix): long s, micro, theta
+    ("(?i)^(?:s|\u017fs)+$", "alternation"),  # 42 characters took 51.5 s
+    ("(?i)^(?:\u00b5|\u03bc\u03bc)+$", "alternation"),
+    ("(?i)^(?:\u03d1|\u03b8\u03b8)+$", "alternation"),
+    ("(?i)^s+\u017f*s+$", "power 3"),
+    ("(?i)^[a-z]+[K]*\u212a+$", "power 3"),  # the Kelvin sign folds to k
 ]
 LINEAR = [
     r"^[a-z]+$",
@@ -52,6 +63,13 @@ LINEAR = [
     r"^((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)$",
     r"(a?){3}",
     r"(a++)+",
+    "".join(f"{chr(c)}?" for c in range(ord("a"), ord("z") + 1)),  # disjoint: one way each
+    r"^-?\d+(\.\d+)?([eE][+-]?\d+)?$",
+    r"^\+?[0-9]{1,3}[ -]?\(?[0-9]{3}\)?[ -]?[0-9]{3}[ -]?[0-9]{4}$",
+    r"^(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])$",
+    "(?i)^(?:s|t)+$",
+    "(?i)^[a-z]+$",
+    "^" + "[a-z]?" * 10 + "$",  # 2**10 ways: within FEW_WAYS
 ]
 
 

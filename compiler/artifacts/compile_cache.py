@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from registry.paths import default_cache_dir
-from registry.sources.cache_files import foreign_entries
+from registry.sources.cache_files import database_problem, foreign_entries
 
 __all__ = ["CompileCache", "compile_cache_entries", "contract_files", "stage_files"]
 
@@ -135,6 +135,8 @@ class CompileCache:
             material.append([str(path.resolve()), _file_digest(path)])
         digest.update(json.dumps(material, sort_keys=True).encode())
         root = Path(os.environ.get("CAPC_CACHE_DIR") or default_cache_dir()).expanduser()
+        if database_problem(root) is not None or (root / "compiled").is_symlink():
+            return None  # another application's cache.db, a link elsewhere: write nothing
         if not (root / "cache.db").is_file() and foreign_entries(root):
             return None  # a project folder given by mistake: write nothing into it
         return cls(root / "compiled" / f"{digest.hexdigest()}.json")
@@ -179,7 +181,9 @@ def compile_cache_entries(directory: Path) -> list[dict[str, Any]]:
     """
     from datetime import UTC, datetime
 
-    rows = []
+    rows: list[dict[str, Any]] = []
+    if (directory / "compiled").is_symlink():
+        return rows  # not ours: a link to somewhere else
     for path in (directory / "compiled").glob("*.json"):
         stage: str | None = None
         model: str | None = None

@@ -26,12 +26,13 @@ from typing import Any
 
 from compiler.artifacts.lock import LockFileError, read_lock
 from compiler.compiled import OPENAI_SDK_PARAMETERS
-from compiler.errors import ReplyValidationError
+from compiler.errors import ContractError, ReplyValidationError
 from compiler.reply.bounds import has_patterns
 from compiler.reply.response import text_of
 from compiler.reply.schema_check import check_reply
+from compiler.schema.budgets import backtracking_patterns
 from compiler.schema.contract import OutputContract
-from compiler.schema.frozen_json import freeze_json
+from compiler.schema.frozen_json import canonical_sha256, freeze_json
 from compiler.schema.projected import Projection
 
 __all__ = ["Lock", "LockedRequest", "load_lock"]
@@ -160,6 +161,9 @@ class LockedRequest:
 
         Raises:
             ReplyValidationError: invalid JSON, or contract violations (JSON paths).
+            ContractError: the stored contract runs its patterns with python-re and one
+                can backtrack catastrophically (the message names its JSON Pointer:
+                :func:`compiler.schema.budgets.backtracking_patterns`); nothing is matched.
             ValueError: the entry has no contract.
         """
         if self.reply is None or self._lock is None:
@@ -183,6 +187,7 @@ class Lock:
         self._validators: dict[str, Any] = {}
         self._projections: dict[tuple[Any, ...], Projection] = {}
         self._types: dict[str, OutputContract | None] = {}
+        self._risky: dict[str, list[tuple[str, str]]] = {}
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every ``(stage, model)`` in the lock, in its order."""
@@ -229,7 +234,6 @@ class Lock:
             found = None
             spec = self.document["contracts"][sha256].get("spec")
             if spec:
-                from compiler.errors import ContractError
                 from compiler.schema.contract import load_contract
 
                 try:
@@ -244,10 +248,19 @@ class Lock:
         """The recipe applied with JSON Schema only (see :meth:`LockedRequest.parse_reply`),
         under parse_reply's bounds (:func:`compiler.reply.schema_check.check_reply`)."""
         record = self.document["contracts"][recipe["contract"]]
+        python_re = record.get("regex_engine") == "python-re"
+        if python_re and recipe["contract"] not in self._risky:
+            self._risky[recipe["contract"]] = backtracking_patterns(record["schema"])
+        if python_re and (risky := self._risky[recipe["contract"]]):
+            at, why = risky[0]
+            raise ContractError(
+                f"contract {record.get('name')!r} in the lock runs its patterns with "
+                f"python-re, and {at}: {why}; no reply is matched against it (use the "
+                "default engine, rust-regex, or rewrite the pattern, then regenerate the lock)"
+            )
         return check_reply(
             text, schema=record["schema"], sha256=recipe["contract"],
-            python_re=record.get("regex_engine") == "python-re"
-            and has_patterns(recipe["contract"], record["schema"]),
+            python_re=python_re and has_patterns(recipe["contract"], record["schema"]),
             strip_fence=recipe["strip_fence"], projection=projection,
             wrapper=recipe["wrapped_root"])
 
@@ -260,6 +273,16 @@ def load_lock(path: str | Path) -> Lock:
             (where stages.yaml was when the lock was made).
 
     Raises:
-        LockFileError: unreadable, not JSON, or not in the lock format.
+        LockFileError: unreadable, not JSON, not in the lock format, or a contract whose
+            stored schema does not hash to its key (``canonical_sha256``: an edited lock;
+            the message names the contract).
     """
-    return Lock(read_lock(path), Path(path).resolve().parent)
+    document = read_lock(path)
+    for key, record in document["contracts"].items():
+        if canonical_sha256(record["schema"]) != key:
+            raise LockFileError(
+                f"{path}: contract {record.get('name')!r} ({key[:12]}...): its schema does "
+                "not hash to its key (SHA-256 of the canonical schema); the lock was edited "
+                "by hand: regenerate it with capc lock"
+            )
+    return Lock(document, Path(path).resolve().parent)

@@ -247,12 +247,21 @@ def _cmd_cache(args: argparse.Namespace) -> int:
         else:
             print(f"no cache at {directory}")
         return EXIT_OK
+    compiled = directory / "compiled"  # capc compile's result cache
+    if args.action == "clear" and compiled.is_symlink():  # never followed
+        raise CliError(
+            f"cache {directory}: not clearing: {compiled} is a symbolic link (to "
+            f"{compiled.readlink()}), not capc's folder; remove the link, then run "
+            "capc cache clear again",
+            EXIT_INPUT,
+        )
     with open_cache(settings) as cache:
         if args.action == "clear":
             removed = cache.clear()
-            compiled = directory / "compiled"  # capc compile's result cache
-            if compiled.is_dir():  # its entries and temporary files only, nothing else
+            if compiled.is_dir() and not compiled.is_symlink():  # its own files only
                 for item in [*compiled.glob("*.json"), *compiled.glob("*.tmp")]:
+                    if item.is_symlink() or not item.is_file():
+                        continue  # a link, or a folder named *.json: not ours
                     with contextlib.suppress(OSError):
                         item.unlink()
                         removed += item.suffix == ".json"

@@ -19,14 +19,20 @@ Bounded repeats outside any other are exempt while the product of their ways to 
 over the whole pattern, stays within :data:`FEW_WAYS` (``(a?){3}`` has 8; a dotted-quad
 IPv4 pattern 216): that work does not grow with the text, but the ways of repeats in
 sequence multiply (``(a?){10}(a?){10}(a?){10}`` has 2**30), so only the first ones
-within the figure are exempt.
+within the figure are exempt. Runs of consecutive elements outside any iterating repeat
+(:meth:`_Shape.runs`) are bounded the same way: optional or bounded repeats (single
+characters and classes too: ``[a-z]?`` 30 times) and alternations that can take the same
+characters multiply their ways; more than :data:`FEW_WAYS` is refused.
 
 Any of these makes the number of ways to split one text grow exponentially with its
 length, which a backtracking engine tries one by one when the match fails. Character
 sets are compared on a probe alphabet (Latin-1, Latin Extended, some wider letters,
 digits and spaces, and every character the pattern names), so overlaps are found for
 the characters that matter; a pattern the rule refuses may be safe, never the reverse
-for these shapes.
+for these shapes. Under IGNORECASE two characters are the same when ``re`` matches one
+with the other: the lower-case key ``re`` uses (``_sre.unicode_tolower``) plus its extra
+equivalences (``re._casefix``: long s and s, micro sign and mu, theta symbol and theta,
+...), and the probe alphabet gains every case-folding partner of its characters.
 
 The polynomial degree is bounded too (:mod:`compiler.guards.regex_degree`: a chain of
 three or more unbounded repeats that can take the same text is refused). Pydantic's default
@@ -35,13 +41,14 @@ engine (``rust-regex``) runs in linear time and needs none of this.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from compiler.guards.regex_degree import chain_risk
-from compiler.guards.regex_tree import REPEATS, SINGLE, children
+from compiler.guards.regex_tree import REPEATS, SINGLE, children, flat
 
 __all__ = ["FEW_WAYS", "SMALL_BOUND", "backtracking_risk"]
 
@@ -64,6 +71,37 @@ _BASE = frozenset(range(0x250)) | frozenset(
     map(ord, "\u0660\u0669\u0966\u00a0\u1680\u2000\u2028\u2029\u3000\u0391\u03c9\u0416\u05d0"
              "\u0627\u4e2d\u3042\uac00\uff10\uffff\U0001f600")
 )
+
+
+_LOWER: Any = importlib.import_module("_sre").unicode_tolower
+_EXTRA: dict[int, tuple[int, ...]] = importlib.import_module("re._casefix")._EXTRA_CASES
+
+
+def _lower(c: int) -> int:
+    return int(_LOWER(c))
+
+
+@functools.cache
+def _uppers() -> dict[int, tuple[int, ...]]:
+    """Every character whose case-insensitive key (``re``'s tolower) differs from it, by
+    key (Kelvin sign -> k): built once, on the first pattern that ignores case."""
+    found: dict[int, list[int]] = {}
+    for c in range(0x110000):
+        if (low := _lower(c)) != c:
+            found.setdefault(low, []).append(c)
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def _fold_closure(chars: Iterable[int]) -> set[int]:
+    """``chars`` and every character ``re`` matches with one of them under IGNORECASE."""
+    out: set[int] = set()
+    for c in chars:
+        keys = {_lower(c), *_EXTRA.get(_lower(c), ())}
+        for k in keys:
+            out.add(k)
+            out.update(_uppers().get(k, ()))
+        out.add(c)
+    return out
 
 
 class _Risk(Exception):
@@ -93,6 +131,7 @@ def backtracking_risk(pattern: str) -> str | None:
     try:
         shape = _Shape(tree)
         shape.scan(list(tree), frozenset(), repeated=False)
+        shape.runs(list(tree))
         return chain_risk(shape, list(tree), SMALL_BOUND)
     except _Risk as risk:
         return str(risk)
@@ -106,7 +145,8 @@ class _Shape:
     def __init__(self, tree: Any) -> None:
         fold = bool(tree.state.flags & _C.SRE_FLAG_IGNORECASE) or _any_flag(
             tree, _C.SRE_FLAG_IGNORECASE)
-        self.universe = frozenset(_BASE | _named_chars(tree))
+        named = _BASE | _named_chars(tree)
+        self.universe = frozenset(_fold_closure(named) if fold else named)
         self.fold = fold
         self._chars: dict[int, frozenset[int]] = {}
         self.multiline = bool(tree.state.flags & _C.SRE_FLAG_MULTILINE) or _any_flag(
@@ -138,9 +178,10 @@ class _Shape:
                 else:
                     found = u  # anything unknown: assume it matches everything
             found = u - found if negate else found
-        if self.fold:
-            found = frozenset(c for c in u if c in found or ord(chr(c).lower()[0]) in found
-                              or ord(chr(c).upper()[0]) in found)
+        if self.fold:  # the equivalence re itself uses (sre_compile: tolower + _casefix)
+            keys = {_lower(c) for c in found}
+            keys |= {x for k in list(keys) for x in _EXTRA.get(k, ())}
+            found = frozenset(c for c in u if c in found or _lower(c) in keys)
         return found
 
     def chars(self, seq: Iterable[Any]) -> frozenset[int]:
@@ -286,6 +327,35 @@ class _Shape:
         for item in seq:
             total = min(FEW_WAYS + 1, total * self.ways(item))
         return total
+
+    def runs(self, seq: list[Any]) -> None:
+        """Refuse a run of consecutive elements, outside any iterating repeat, that can take
+        the same characters and together match in more than :data:`FEW_WAYS` ways
+        (``[a-z]?`` 30 times, ``a?`` 40 times then ``a`` 20 times, ``(?:a{0,3})`` 20
+        times): each optional or bounded repeat (single characters and classes too) and
+        each alternation multiplies the ways of the run; an element that must take a
+        character the run cannot take ends it."""
+        ways, common = 1, frozenset[int]()
+        for item in flat(seq):
+            name, av = item[0].name, item[1]
+            took = self.single(name, av) if name in SINGLE else frozenset().union(
+                *(self.chars(sub) for sub in children(name, av)))
+            if name in ("BRANCH", "GROUPREF_EXISTS") or (name in REPEATS and av[1] == 1):
+                for sub in children(name, av):
+                    self.runs(list(sub))
+            if not self.nullable(item) and not took & common:
+                ways, common = 1, frozenset()  # a separator: a new run starts
+            counted = name in ("BRANCH", "GROUPREF_EXISTS") or (
+                name in REPEATS and name != "POSSESSIVE_REPEAT" and av[0] < av[1] != _MAX)
+            each = self.ways(item) if counted else 1
+            if each <= FEW_WAYS:
+                ways = ways * each if took & common or ways == 1 else max(ways, each)
+            common |= took
+            if ways > FEW_WAYS:
+                raise _Risk(f"optional or bounded parts in a row that can take the same "
+                            f"characters match in more than {FEW_WAYS} ways together, so "
+                            "a failing match retries exponentially many splits; separate "
+                            "them by a character they cannot take")
 
     def _branches(self, alts: list[list[Any]], then: frozenset[int]) -> None:
         seen: frozenset[int] = frozenset()

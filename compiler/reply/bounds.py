@@ -26,7 +26,7 @@ from compiler.errors import ReplyValidationError
 from compiler.schema.walk import walk_schema
 
 __all__ = ["MAX_ERRORS_READ", "MAX_ERROR_WORK", "MAX_PYTHON_RE_CHARS", "MAX_REPLY_DEPTH",
-           "check_data", "check_text", "fan_out", "has_patterns", "json_path"]
+           "check_data", "check_depth", "check_text", "fan_out", "has_patterns", "json_path"]
 
 MAX_REPLY_DEPTH = 128
 """The deepest nesting of arrays and objects a reply may have (``[[1]]`` is 2 levels)."""
@@ -50,6 +50,8 @@ is reported, at ``$``."""
 
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NON_FINITE = re.compile(r"NaN|Infinity")
+# a number that may read as infinity: an exponent of 3+ digits (1e999), or 309+ digits
+_HUGE = re.compile(r"\d[eE][+-]?0*[1-9]\d{2}|\d{309}")
 _BRACKET = re.compile(r"[\[\]{}]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CAP = 10**12
@@ -57,11 +59,33 @@ _CAP = 10**12
 
 def check_text(text: str, *, python_re: bool, fan: int, values: int) -> bool:
     """Check the bounds that the text alone shows; return whether :func:`check_data` has
-    anything to look for (a non-finite number, or a long string under python-re).
+    anything to look for (a non-finite number: ``NaN``, ``Infinity``, or a number that
+    overflows a float to infinity such as ``1e999``; or a long string under python-re).
 
     Raises:
         ReplyValidationError: at ``$``, nesting over :data:`MAX_REPLY_DEPTH`, or
             ``values x fan`` over :data:`MAX_ERROR_WORK`.
+    """
+    bare = check_depth(text)
+    if fan > 1 and values * fan > MAX_ERROR_WORK:
+        raise ReplyValidationError([("$", (
+            f"Reply holds about {values:,} JSON values and the contract's unions let each "
+            f"produce up to {fan:,} errors: more than the {MAX_ERROR_WORK:,} validated "
+            "(compiler.reply.bounds.MAX_ERROR_WORK); it was not validated: ask for a "
+            "shorter answer, or use a discriminated union (Field(discriminator=...))"))])
+    long_string = python_re and any(
+        m.end() - m.start() > MAX_PYTHON_RE_CHARS for m in _STRING.finditer(text))
+    return long_string or _NON_FINITE.search(bare) is not None or (
+        _HUGE.search(bare) is not None)
+
+
+def check_depth(text: str) -> str:
+    """Refuse a reply nested deeper than :data:`MAX_REPLY_DEPTH` (checked before the
+    values limit, so a deep reply is named as such); return the text with its strings
+    emptied.
+
+    Raises:
+        ReplyValidationError: at ``$``, ``Reply nests N levels deep ...``.
     """
     bare = _STRING.sub('""', text)
     depth = deepest = 0
@@ -74,15 +98,7 @@ def check_text(text: str, *, python_re: bool, fan: int, values: int) -> bool:
             f"Reply nests {deepest:,} levels deep, more than the {MAX_REPLY_DEPTH} "
             "accepted (compiler.reply.bounds.MAX_REPLY_DEPTH); it was not validated: ask "
             "for a flatter answer"))])
-    if fan > 1 and values * fan > MAX_ERROR_WORK:
-        raise ReplyValidationError([("$", (
-            f"Reply holds about {values:,} JSON values and the contract's unions let each "
-            f"produce up to {fan:,} errors: more than the {MAX_ERROR_WORK:,} validated "
-            "(compiler.reply.bounds.MAX_ERROR_WORK); it was not validated: ask for a "
-            "shorter answer, or use a discriminated union (Field(discriminator=...))"))])
-    long_string = python_re and any(
-        m.end() - m.start() > MAX_PYTHON_RE_CHARS for m in _STRING.finditer(text))
-    return long_string or _NON_FINITE.search(bare) is not None
+    return bare
 
 
 def check_data(data: Any, *, python_re: bool, where: str = "$") -> None:

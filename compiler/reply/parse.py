@@ -29,6 +29,7 @@ from compiler.errors import ContractError, ReplyValidationError
 from compiler.reply.bounds import (
     MAX_ERRORS_READ,
     check_data,
+    check_depth,
     check_text,
     fan_out,
     has_patterns,
@@ -40,7 +41,7 @@ from compiler.schema.budgets import uses_python_re
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
 
-__all__ = ["count_values", "parse_reply", "too_many_values", "unfence"]
+__all__ = ["count_values", "parse_reply", "property_names", "too_many_values", "unfence"]
 
 MAX_REPLY_CHARS = 4_000_000
 """The longest reply text parsed, in characters; a longer one fails at ``$`` unread."""
@@ -103,6 +104,7 @@ def parse_reply(
         text = unfence(text)
     too_many = too_many_values(text)
     if too_many is not None:
+        check_depth(text)  # a deep reply is named by the nesting limit
         raise ReplyValidationError([("$", too_many)])
     python_re = _python_re(contract)
     fan = fan_out(contract.sha256, contract.schema)
@@ -208,7 +210,8 @@ def _loads(text: str) -> Any:
     try:
         return from_json(text)
     except ValueError as exc:
-        message = f"Invalid JSON: {exc}"
+        message = "Invalid JSON: " + str(exc).replace(
+            "number out of range", "a number too large to read (over 4,300 digits)")
     raise ReplyValidationError([("$", message)])
 
 
@@ -249,11 +252,13 @@ def _field_names(contract: OutputContract) -> frozenset[str]:
     """Every property name the contract's schema declares (plus the wrapper's)."""
     found = _NAMES.get(contract.sha256)
     if found is None:
-        found = _NAMES[contract.sha256] = _collect_names(contract.schema)
+        found = _NAMES[contract.sha256] = property_names(contract.schema)
     return found
 
 
-def _collect_names(schema: Mapping[str, Any]) -> frozenset[str]:
+def property_names(schema: Mapping[str, Any]) -> frozenset[str]:
+    """Every property name ``schema`` declares at any depth, plus the wrapper's: the keys
+    an error path may show (any other key is data, shown as ``[*]``)."""
     names = {WRAP_PROPERTY}
     stack: list[Any] = [schema]
     while stack:

@@ -25,11 +25,12 @@ from typing import Any
 
 from pydantic_core import SchemaValidator, core_schema, from_json
 
-from compiler.errors import ReplyValidationError
+from compiler.errors import ContractError, ReplyValidationError
 from compiler.reply.bounds import (
     MAX_ERRORS_READ,
     MAX_PYTHON_RE_CHARS,
     check_data,
+    check_depth,
     check_text,
     fan_out,
     json_path,
@@ -39,6 +40,7 @@ from compiler.reply.parse import (
     MAX_REPLY_CHARS,
     MAX_REPLY_ERRORS,
     count_values,
+    property_names,
     too_many_values,
     unfence,
 )
@@ -87,13 +89,15 @@ def check_reply(text: str, *, schema: Mapping[str, Any], sha256: str, python_re:
         text = unfence(text)
     too_many = too_many_values(text)
     if too_many is not None:
+        check_depth(text)  # a deep reply is named by the nesting limit
         raise ReplyValidationError([("$", too_many)])
     fan = fan_out(sha256, schema)
     check_text(text, python_re=python_re, fan=fan, values=count_values(text) if fan > 1 else 0)
     try:
         data = from_json(text)
     except ValueError as exc:
-        message = f"Invalid JSON: {exc}"
+        message = "Invalid JSON: " + str(exc).replace(
+            "number out of range", "a number too large to read (over 4,300 digits)")
         raise ReplyValidationError([("$", message)]) from None
     check_data(data, python_re=python_re)
     plan = null_plan(projection)
@@ -117,7 +121,8 @@ def check_reply(text: str, *, schema: Mapping[str, Any], sha256: str, python_re:
     if not errors:
         return data
     errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
-    shown = [_located(e, where) for e in errors[:MAX_REPLY_ERRORS]]
+    names = _names(sha256, schema) | ({wrapper} if wrapper is not None else set())
+    shown = [_located(e, where, names) for e in errors[:MAX_REPLY_ERRORS]]
     if len(errors) > MAX_REPLY_ERRORS:
         more = f"{len(errors) - MAX_REPLY_ERRORS:,}" + ("" if read_all else " or more")
         shown.append(("$", f"... and {more} more errors (MAX_REPLY_ERRORS)"))
@@ -138,17 +143,34 @@ def pattern_matches(pattern: str, text: str, *, python_re: bool) -> bool:
     engine pydantic would use: Python's ``re`` under python-re (``text`` is bounded by
     :data:`compiler.reply.bounds.MAX_PYTHON_RE_CHARS` before), else pydantic-core's
     ``rust-regex`` (linear time). A pattern rust-regex cannot compile is run with ``re``
-    only on text within that bound; a longer text does not match."""
-    if not python_re:
+    only on text within that bound; a longer text does not match. A pattern the python-re
+    rule refuses (:func:`compiler.schema.budgets.backtracking_patterns`) is never run
+    with ``re``: it is matched with rust-regex when rust-regex compiles it.
+
+    Raises:
+        ContractError: the pattern would run with ``re``, the rule refuses it, and
+            rust-regex cannot compile it (the message quotes the rule's reason)."""
+    if not python_re or _risk(pattern) is not None:
         validator = _rust_pattern(pattern)
         if validator is not None:
             return bool(validator.isinstance_python(text))
+        if (why := _risk(pattern)) is not None:
+            raise ContractError(f"pattern {pattern!r} is not run with Python's re: {why}")
         if len(text) > MAX_PYTHON_RE_CHARS:
             return False
     try:
         return re.search(pattern, text) is not None
     except re.error:
         return False
+
+
+@lru_cache(maxsize=256)
+def _risk(pattern: str) -> str | None:
+    """Why the python-re rule refuses ``pattern``, or None."""
+    from compiler.schema.budgets import backtracking_patterns
+
+    found = backtracking_patterns({"pattern": pattern})
+    return found[0][1] if found else None
 
 
 _VALIDATORS: dict[tuple[str, bool], Any] = {}
@@ -209,11 +231,28 @@ def _branch_errors(error: Any) -> list[Any]:
     return [f for e in inner for f in _branch_errors(e)] or [error]
 
 
-def _located(error: Any, where: Sequence[int | str]) -> tuple[str, str]:
-    """``(JSON path, message)`` from the path, the keyword and the schema's value only."""
+_NAMES: dict[str, frozenset[str]] = {}
+
+
+def _names(sha256: str, schema: Mapping[str, Any]) -> frozenset[str]:
+    found = _NAMES.get(sha256)
+    if found is None:
+        found = _NAMES[sha256] = property_names(schema)
+    return found
+
+
+def _located(
+    error: Any, where: Sequence[int | str], names: frozenset[str]
+) -> tuple[str, str]:
+    """``(JSON path, message)`` from the path, the keyword and the schema's value only; a
+    key the schema does not declare is data (a dict key) and shows as ``[*]``, as in
+    :func:`compiler.reply.parse.parse_reply`."""
     path = "$"
     for step in [*where, *error.absolute_path]:
-        path = f"{path}[{step}]" if isinstance(step, int) else json_path(path, str(step))
+        if isinstance(step, int):
+            path = f"{path}[{step}]"
+        else:
+            path = json_path(path, str(step)) if str(step) in names else path + "[*]"
     keyword, value = str(error.validator), error.validator_value
     if keyword == "required":  # jsonschema names the schema's property: "'x' is a req..."
         name = str(error.message).removesuffix(" is a required property")

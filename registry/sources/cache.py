@@ -59,7 +59,7 @@ from registry.sources.cache_entry import CacheEntry, Kind
 from registry.sources.cache_files import sweep_orphans, value_dirs
 from registry.sources.cache_open import disk_full_advice, is_disk_full, open_diskcache
 
-__all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload"]
+__all__ = ["CacheError", "MetadataCache", "RejectedPayload", "check_payload", "check_shrink"]
 
 #: A child of the ``registry.sources`` logger (docs/metadata.md), named here so a move of
 #: this module never renames it.
@@ -165,10 +165,11 @@ def _read(cache: Any, url: str) -> tuple[object, bool]:
         return value.read(), True
 
 
-def _check_shrink(
-    entry: CacheEntry, current: CacheEntry | None, max_shrink: float, min_models: int
+def check_shrink(
+    entry: CacheEntry | Any, current: CacheEntry | None, max_shrink: float, min_models: int
 ) -> None:
-    """Raise :class:`RejectedPayload` when a models list shrank implausibly."""
+    """Raise :class:`RejectedPayload` when a models list (``entry``: its ``kind``,
+    ``count`` and ``source``) shrank implausibly against the ``current`` copy."""
     if entry.kind != "models":
         return
     if current is None or current.kind != "models":
@@ -338,7 +339,7 @@ class MetadataCache:
             try:
                 with cache.transact():
                     stored, in_file = _read(cache, url)
-                    _check_shrink(entry, self._decode(url, stored), max_shrink, min_models)
+                    check_shrink(entry, self._decode(url, stored), max_shrink, min_models)
                     if not in_file:
                         cache.set(url, blob)
                 if in_file:

@@ -12,7 +12,12 @@ https://github.com/grantjenks/python-diskcache/blob/master/diskcache/core.py).
 no other file, no folder that still holds anything. :func:`foreign_entries` lists what
 else a directory holds, so that a ``CAPC_CACHE_DIR`` set by mistake to a project
 folder, ``.`` or ``~`` is refused (:class:`registry.sources.settings.Settings`) instead
-of being written into.
+of being written into. :func:`database_problem` tells diskcache's ``cache.db`` (its
+``Settings`` and ``Cache`` tables, with diskcache's columns, and no other table) from
+another application's SQLite file of the same name: a directory whose ``cache.db`` is not
+diskcache's is refused too, and the value-file layout counts as capc's only beside a
+verified ``cache.db``. Symbolic links are never followed (a symlinked ``compiled/`` or
+layout folder is foreign).
 """
 
 from __future__ import annotations
@@ -23,7 +28,15 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["OWN_FILES", "SWEEP_LIMIT", "foreign_entries", "sweep_orphans", "value_dirs"]
+__all__ = [
+    "DISKCACHE_TABLES",
+    "OWN_FILES",
+    "SWEEP_LIMIT",
+    "database_problem",
+    "foreign_entries",
+    "sweep_orphans",
+    "value_dirs",
+]
 
 OWN_FILES = frozenset({"cache.db", "cache.db-wal", "cache.db-shm", "cache.db-journal"})
 """The database files a cache directory holds (diskcache's ``cache.db`` and SQLite's logs)."""
@@ -32,6 +45,16 @@ SWEEP_LIMIT = 10_000
 """The most value files one sweep examines (a store's sweep stays bounded in time); the
 rest are left for the next store."""
 
+DISKCACHE_TABLES: dict[str, frozenset[str]] = {
+    "Settings": frozenset({"key", "value"}),
+    "Cache": frozenset({
+        "rowid", "key", "raw", "store_time", "expire_time", "access_time", "access_count",
+        "tag", "size", "mode", "filename", "value",
+    }),
+}
+"""The tables (and their columns) of diskcache's ``cache.db``
+(``diskcache.Cache.__init__``, https://github.com/grantjenks/python-diskcache/blob/master/diskcache/core.py)."""
+
 _COMPILED = "compiled"  # compiler.artifacts.compile_cache's folder
 _HEX2 = re.compile(r"[0-9a-f]{2}\Z")
 _VALUE = re.compile(r"[0-9a-f]{28}\.val\Z")
@@ -39,10 +62,78 @@ _VALUE = re.compile(r"[0-9a-f]{28}\.val\Z")
 _log = logging.getLogger("registry.sources.cache")
 
 
-def _own(entry: os.DirEntry[str]) -> bool:
+def database_problem(directory: Path) -> str | None:
+    """Why ``directory/cache.db`` is not diskcache's database, else None.
+
+    Read only (SQLite ``mode=ro``), never written. None when the file is absent or empty
+    (nothing there to damage: diskcache creates its tables), or holds exactly
+    :data:`DISKCACHE_TABLES` with their columns.
+
+    Returns:
+        A reason such as ``"cache.db is a symbolic link"``, ``"cache.db has no Settings
+        table"`` or ``"cache.db is not an SQLite database (...)"``.
+    """
+    path = Path(directory) / "cache.db"
+    if path.is_symlink():
+        return "cache.db is a symbolic link"
+    try:
+        if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+            return None
+    except OSError:
+        return None
+    if not path.is_file():
+        return "cache.db is not a file"
+    found = _tables(path)
+    if isinstance(found, str):
+        return found
+    if found is None:
+        return None  # cannot be read at all: the open itself reports that
+    names, columns = found
+    for table, wanted in DISKCACHE_TABLES.items():
+        if table not in columns:
+            return f"cache.db has no {table} table (it is another application's database)"
+        if not wanted <= columns[table]:
+            missing = ", ".join(sorted(wanted - columns[table]))
+            return f"cache.db's {table} table lacks diskcache's columns {missing}"
+    others = sorted(set(names) - set(DISKCACHE_TABLES))
+    if others:
+        return f"cache.db holds tables diskcache does not write ({', '.join(others[:3])})"
+    return None
+
+
+def _tables(path: Path) -> tuple[list[str], dict[str, frozenset[str]]] | str | None:
+    """The tables of ``path`` and the columns of diskcache's; a reason when it is not an
+    SQLite database; None when it cannot be opened (unreadable). Read-only, and
+    ``immutable=1`` when a read-only folder refuses SQLite's log files
+    (https://www.sqlite.org/uri.html)."""
+    import sqlite3
+
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            con = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, timeout=5.0)
+            try:
+                names = [n for (n,) in con.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )]  # fmt: skip
+                columns = {
+                    name: frozenset(r[1] for r in con.execute(f'PRAGMA table_info("{name}")'))
+                    for name in names if name in DISKCACHE_TABLES
+                }  # fmt: skip
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc):
+                return f"cache.db is not an SQLite database ({exc})"
+            continue
+        return names, columns
+    return None
+
+
+def _own(entry: os.DirEntry[str], verified: bool) -> bool:
     if entry.name in OWN_FILES:
         return entry.is_file(follow_symlinks=False)
-    if entry.name == _COMPILED or _HEX2.match(entry.name):
+    if entry.name == _COMPILED or (verified and _HEX2.match(entry.name)):
         return entry.is_dir(follow_symlinks=False)
     return False
 
@@ -56,14 +147,17 @@ def foreign_entries(directory: Path, *, limit: int = 3) -> list[str]:
 
     Returns:
         Entry names, sorted (folders with a trailing ``/``); empty when ``directory``
-        is absent, not a folder, empty, or holds only capc's own files.
+        is absent, not a folder, empty, or holds only capc's own files (the ``xx/``
+        value-file folders count as capc's only beside a ``cache.db`` that
+        :func:`database_problem` accepts).
     """
     found: list[str] = []
+    verified = (Path(directory) / "cache.db").is_file() and database_problem(directory) is None
     try:
         with os.scandir(directory) as listing:
             for entry in listing:
-                if not _own(entry):
-                    found.append(entry.name + ("/" if entry.is_dir() else ""))
+                if not _own(entry, verified):
+                    found.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
                     if len(found) >= limit:
                         break
     except OSError:
@@ -106,7 +200,9 @@ def sweep_orphans(
 
     Only files named as diskcache names them (``xx/yy/<28 hex digits>.val``, ``xx`` and
     ``yy`` two lowercase hex digits) are candidates; a folder of that layout is removed
-    only once it is empty. Nothing else in ``directory`` is ever touched.
+    only once it is empty. Nothing else in ``directory`` is ever touched, no symbolic link
+    followed, and nothing at all is removed unless ``directory/cache.db`` is diskcache's
+    (:func:`database_problem`).
 
     Args:
         directory: the cache directory.
@@ -121,6 +217,8 @@ def sweep_orphans(
     Raises:
         OSError: a folder of the layout cannot be listed.
     """
+    if not (directory / "cache.db").is_file() or database_problem(directory) is not None:
+        return 0  # not a verified cache: no file of the layout is ours
     candidates = _value_files(directory, limit)
     if not candidates:
         return 0

@@ -51,12 +51,18 @@ def open_diskcache(directory: Path) -> Any:
         failed with an OS or SQLite error and ``cache.db`` can still be read.
 
     Raises:
+        sqlite3.DatabaseError: ``cache.db`` is there but is not diskcache's database
+            (:func:`registry.sources.cache_files.database_problem`); nothing is opened.
         OSError, sqlite3.Error, diskcache.Timeout: the read-write open failed and the
             database cannot be read either (absent, unreadable, not a database); the
             read-write error is raised.
     """
     import diskcache
 
+    from registry.sources.cache_files import database_problem
+
+    if (problem := database_problem(directory)) is not None:  # never write into it
+        raise sqlite3.DatabaseError(f"{directory} is not a capc cache: {problem}")
     try:
         return diskcache.Cache(str(directory), timeout=SQLITE_TIMEOUT, **DISKCACHE_SETTINGS)
     except (OSError, sqlite3.Error) as exc:

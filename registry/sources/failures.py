@@ -9,6 +9,7 @@ not resolve (:func:`name_unresolvable`), waits what ``Retry-After`` asks
 from __future__ import annotations
 
 import email.utils
+import math
 import socket
 import threading
 import time
@@ -126,7 +127,7 @@ def describe_failure(exc: BaseException) -> tuple[str, int | None]:
 
 # -- hosts that did not answer ----------------------------------------------------------
 
-_DOWN: dict[str, tuple[float, str]] = {}  # origin -> (until, reason)
+_DOWN: dict[str, tuple[float, str, float]] = {}  # origin -> (until, reason, its deadline)
 _DOWN_LOCK = threading.Lock()
 
 
@@ -138,28 +139,38 @@ def _origin(url: str) -> str:
         return url
 
 
-def mark_unreachable(url: str, reason: str, *, for_seconds: float) -> None:
+def mark_unreachable(
+    url: str, reason: str, *, for_seconds: float, deadline: float = math.inf
+) -> None:
     """Record that a fetch from ``url``'s host (scheme, host, port) did not answer: it hit
-    its deadline, timed out, or could not connect. Further fetches from that host in this
-    process are not attempted for ``for_seconds``, so one command
-    waits for a dead host once, not once per URL (see :func:`unreachable_reason`)."""
+    its deadline, timed out, or could not connect (never an HTTP status: the host
+    answered). Further fetches from that host in this process whose own deadline is at
+    most ``deadline`` (seconds; the failed fetch's) are not attempted for
+    ``for_seconds``, so one command waits for a dead host once, not once per URL; a fetch
+    with a longer deadline (``capc refresh``'s full ``CAPC_DEADLINE`` after a mark made
+    under ``CAPC_STALE_DEADLINE``) is still attempted (see :func:`unreachable_reason`)."""
     with _DOWN_LOCK:
-        _DOWN[_origin(url)] = (time.monotonic() + for_seconds, reason)
+        earlier = _DOWN.get(_origin(url))
+        longest = max(deadline, earlier[2]) if earlier else deadline
+        _DOWN[_origin(url)] = (time.monotonic() + for_seconds, reason, longest)
 
 
-def unreachable_reason(url: str) -> str | None:
+def unreachable_reason(url: str, *, deadline: float | None = None) -> str | None:
     """Why ``url`` is not to be fetched now, e.g. ``"127.0.0.1:8080 did not answer an
     earlier fetch (read timeout after 2 attempts (deadline of 2 s reached))"``; ``None``
-    when its host has not failed that way within the window :func:`mark_unreachable` set."""
+    when its host has not failed that way within the window :func:`mark_unreachable` set,
+    or when ``deadline`` (seconds, the coming fetch's) is longer than the failed fetch's."""
     origin = _origin(url)
     with _DOWN_LOCK:
         found = _DOWN.get(origin)
         if found is None:
             return None
-        until, reason = found
+        until, reason, marked = found
         if time.monotonic() >= until:
             del _DOWN[origin]
             return None
+        if deadline is not None and deadline > marked:
+            return None  # a longer wait than the one that failed: try again
     host = origin.split("://", 1)[-1].rstrip(":")
     return f"{host} did not answer an earlier fetch ({reason})"
 

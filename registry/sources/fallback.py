@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from registry.errors import MetadataError
@@ -157,7 +158,13 @@ def obtain(
     a cached copy of the URL (even stale), or, for endpoints with ``model_level`` set,
     the model-level figures the caller holds (:attr:`Attempt.short_deadline` says so).
     """
-    from registry.sources.cache import CacheError, MetadataCache, RejectedPayload, check_payload
+    from registry.sources.cache import (
+        CacheError,
+        MetadataCache,
+        RejectedPayload,
+        check_payload,
+        check_shrink,
+    )
     from registry.sources.fetch import FetchError, fetch_url
 
     key = cache_key(url)
@@ -217,17 +224,23 @@ def obtain(
                 except RejectedPayload as exc:
                     problem = f"fetched {what} rejected: {exc.reason}"
                 except CacheError as exc:
+                    # The cache cannot take it (read-only, full): serve the fetched copy
+                    # from memory when it passes the checks a store applies, never the
+                    # older copy in its place.
                     problem = f"fetched {what} but could not store it ({exc})"
-                    if not usable:
-                        # Nothing older to serve; the payload is good (it parsed): serve it.
-                        result.parsed = _indexed(
-                            check_payload(
-                                kind,
-                                fetched.content,
-                                source=key,
-                                max_depth=settings.max_json_depth,
-                            )
+                    try:
+                        fetched_list = check_payload(
+                            kind, fetched.content, source=key, max_depth=settings.max_json_depth
                         )
+                        count = (len(fetched_list.endpoints)
+                                 if isinstance(fetched_list, EndpointList) else len(fetched_list))
+                        if usable:  # the shrink guard against the copy it would replace
+                            check_shrink(SimpleNamespace(kind=kind, count=count, source=key),
+                                         entry, settings.max_shrink, _min_models(kind, settings))
+                    except RejectedPayload as rejected:
+                        problem = f"fetched {what} rejected: {rejected.reason}"
+                    else:
+                        result.parsed = _indexed(fetched_list)
                         result.origin, result.fetched_at = "fetch", fetched.fetched_at
                         result.note = f"fetched {what}; not cached ({exc})"
                         result.store_error = str(exc)

@@ -228,7 +228,7 @@ def fetch_url(
 
     install_log_redaction()
     shown = redact_url(url)
-    earlier = unreachable_reason(url)
+    earlier = unreachable_reason(url, deadline=settings.deadline)
     if earlier is not None:
         raise FetchError(
             f"not attempted: {earlier}", source=shown, attempts=0, skipped=True
@@ -304,13 +304,14 @@ def fetch_url(
         reason, failed_status = describe_failure(exc)
         why_stopped = f" (deadline of {settings.deadline:g} s reached)" if deadline_hit else ""
         timed_out = watchdog.fired or deadline_hit or time.monotonic() >= watchdog.deadline_at
-        if (
+        if not isinstance(exc, RetryableStatus) and (  # a status: the host answered
             timed_out
             or isinstance(exc, httpx.TimeoutException | httpx.ConnectError)
             or name_unresolvable(exc)
         ):
             window = max(UNREACHABLE_SECONDS, settings.deadline)
-            mark_unreachable(url, _scrub(reason + why_stopped, settings), for_seconds=window)
+            mark_unreachable(url, _scrub(reason + why_stopped, settings), for_seconds=window,
+                             deadline=settings.deadline)
         raise FetchError(
             _scrub(reason, settings),
             source=shown,

@@ -127,10 +127,17 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_cache_dir(cls, value: Path) -> Path:
         """Expand ``~``; refuse a directory that holds other files and no ``cache.db``
-        (``CAPC_CACHE_DIR=.`` or ``~`` by mistake): capc would write into it."""
-        from registry.sources.cache_files import foreign_entries
+        (``CAPC_CACHE_DIR=.`` or ``~`` by mistake), or a ``cache.db`` that is not
+        diskcache's (another application's SQLite file): capc would write into it."""
+        from registry.sources.cache_files import database_problem, foreign_entries
 
         value = value.expanduser()
+        if (problem := database_problem(value)) is not None:
+            raise ValueError(
+                f"{value} is not a capc cache: {problem}; capc would write diskcache's "
+                "tables into it; set CAPC_CACHE_DIR to a new or empty directory (or unset "
+                f"it for {default_cache_dir()})"
+            )
         if not (value / "cache.db").is_file() and (found := foreign_entries(value)):
             raise ValueError(
                 f"{value} is not a capc cache: it holds {', '.join(found)} and no cache.db; "
