@@ -44,6 +44,7 @@ __all__ = [
     "bundled_catalog",
     "load_catalog",
     "load_endpoints",
+    "load_endpoints_file",
 ]
 
 SEED_RESOURCE = "data/seed-models-2026-08-19.json"
@@ -357,6 +358,21 @@ def load_endpoints(location: str | Path) -> dict[str, EndpointList]:
     Raises:
         MetadataError: the location cannot be read or parsed, or is neither shape.
     """
+    return load_endpoints_file(location)[0]
+
+
+def load_endpoints_file(
+    location: str | Path,
+) -> tuple[dict[str, EndpointList], str, str | None]:
+    """:func:`load_endpoints`, with where the data is from: ``(lists, source, fetched_at)``.
+
+    ``fetched_at`` is a bundle's top-level ``fetched_at`` (an ISO date or datetime
+    string), else the first ``YYYY-MM-DD`` in the file's name (as for a models list:
+    never the modification time), else ``None``.
+
+    Raises:
+        MetadataError: as :func:`load_endpoints`.
+    """
     path, source = _location_to_path(location)
     payload = read_json(path, source=source)
     if (
@@ -364,6 +380,8 @@ def load_endpoints(location: str | Path) -> dict[str, EndpointList]:
         and "data" not in payload
         and isinstance(payload.get("endpoints"), dict)
     ):
-        return parse_endpoints_bundle(payload, source=source)
+        stamp = payload.get("fetched_at")
+        fetched_at = stamp if isinstance(stamp, str) and stamp else _fetched_at_for(path)
+        return parse_endpoints_bundle(payload, source=source), source, fetched_at
     single = parse_endpoints(payload, source=source)
-    return {single.id: single}
+    return {single.id: single}, source, _fetched_at_for(path)

@@ -29,7 +29,7 @@ from registry.declarations.stages import StageDecl
 from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownModelError, UnknownStageError, closest
-from registry.metadata.catalog import Catalog, load_endpoints
+from registry.metadata.catalog import Catalog, load_endpoints_file
 from registry.metadata.shapes import EndpointList
 from registry.resolve.aliases import follow_alias, matching_keys, via_target
 from registry.resolve.assemble import build_resolved, with_published
@@ -72,6 +72,9 @@ class Registry:
             ``CAPC_`` environment).
         fetch_endpoints: fetch endpoints missing from :attr:`endpoint_lists` lazily
             (set by :meth:`load` when no endpoints file is given).
+        endpoints_origin: ``(source, ISO date or None)`` of :attr:`endpoint_lists`: the
+            file and its date (a bundle's ``fetched_at``, else the date in the file's
+            name), named in the evidence of every value it gives; ``None``: unnamed.
         notes: one line per endpoints fallback or failure met so far.
     """
 
@@ -81,6 +84,7 @@ class Registry:
     endpoint_lists: Mapping[str, EndpointList] = field(default_factory=dict)
     settings: Settings | None = None
     fetch_endpoints: bool = False
+    endpoints_origin: tuple[str, str | None] | None = None
     notes: list[str] = field(default_factory=list, repr=False)
     _cache: dict[tuple[str, str | None, str, tuple[tuple[str, int], ...] | None],
                  ResolvedModel] = field(
@@ -131,13 +135,15 @@ class Registry:
         from registry.sources.load import load_metadata
 
         catalog = load_metadata(metadata, settings=settings)
+        lists, origin = ({}, None) if endpoints is None else _dated(endpoints)
         return cls(
             catalog=catalog,
             models_file=None if models is None else load_models_file(models),
             stages_file=None if stages is None else load_stages_file(stages),
-            endpoint_lists={} if endpoints is None else load_endpoints(endpoints),
+            endpoint_lists=lists,
             settings=settings,
             fetch_endpoints=endpoints is None and catalog.origin != "file",
+            endpoints_origin=origin,
         )
 
     # -- stages -----------------------------------------------------------------
@@ -204,7 +210,7 @@ class Registry:
         """
         listed = self.endpoint_lists.get(model_id)
         if listed is not None:
-            self._endpoint_sources[model_id] = ("endpoints file", None)
+            self._endpoint_sources[model_id] = self.endpoints_origin or ("endpoints file", None)
             return listed
         if self.catalog.origin == "seed":
             from registry.metadata.seed_endpoints import SEED_ENDPOINTS_DATE, bundled_endpoints
@@ -387,3 +393,8 @@ class Registry:
         source, fetched_at = self._endpoint_sources.get(model_id, ("endpoints", None))
         return endpoint_provenance(caps, source, fetched_at)
 
+
+def _dated(location: str | Path) -> tuple[dict[str, EndpointList], tuple[str, str | None]]:
+    """An endpoints file's lists, and ``("endpoints file NAME", date)`` for evidence."""
+    lists, source, fetched_at = load_endpoints_file(location)
+    return lists, (f"endpoints file {Path(source).name}", fetched_at)
