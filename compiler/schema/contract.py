@@ -287,7 +287,8 @@ def _guarded_import(what: str) -> Iterator[None]:
 
     Whatever the module prints at import goes to stderr, so stdout (a body, ``--json``)
     stays clean: ``sys.stdout`` and file descriptor 1 both point at stderr meanwhile
-    (``os.write(1, ...)``, a child process and ``sys.__stdout__`` included); ``SystemExit`` and ``KeyboardInterrupt`` raised while it executes become a
+    (``os.write(1, ...)``, a child process and ``sys.__stdout__`` included);
+    ``SystemExit`` and ``KeyboardInterrupt`` raised while it executes become a
     :class:`ContractError` naming ``what``, so ``capc`` never exits 0 on a contract's say.
     A Ctrl-C ``capc`` received (:class:`~compiler.errors.Interrupted`, raised by its SIGINT
     handler) passes through unchanged.
