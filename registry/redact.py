@@ -60,7 +60,9 @@ _SHAPES = (
     (re.compile(r"\bsk-[A-Za-z0-9][A-Za-z0-9_-]{7,}"), f"sk-{MASK}"),
 )
 #: A key-like query parameter in text that is not a whole URL (``/m?api_key=v``).
-_BARE_QUERY = re.compile(r"(?<=[?&])(?P<name>[^?&=\s#\"'<>]+)=(?P<value>[^&\s#\"'<>]*)")
+#: Punctuation ending the text (``…?api_key=v: not valid``) is the sentence's.
+_BARE_QUERY = re.compile(r"(?<=[?&])(?P<name>[^?&=\s#\"'<>]+)=(?P<value>[^&\s#\"'<>]*?)"
+                         r"(?=[:;,.]*(?:[&\s#\"'<>]|$))")
 #: Secrets shorter than this are not searched for in text (they would mask ordinary words).
 _MIN_SECRET = 6
 _SECRETS: set[str] = set()
@@ -144,9 +146,19 @@ def redact_text(text: str) -> str:
     'GET http://h/m?token=*** failed: Authorization: Bearer ***'
     """
     text = _mask_known(text)
-    text = _URL.sub(lambda match: redact_url(match[0]), text)
+    text = _URL.sub(_redact_url_match, text)
     return _BARE_QUERY.sub(lambda m: f"{m['name']}={MASK}" if m["value"] and _SECRET_NAME.search(
         m["name"]) else m[0], text)
+
+
+def _redact_url_match(match: re.Match[str]) -> str:
+    # Punctuation that ends a URL in prose ("URL: not valid", "see URL.") is the
+    # sentence's, not the URL's: kept out so a masked query value does not swallow it.
+    url = match[0]
+    trail = len(url) - len(url.rstrip(":;,."))
+    if trail == len(url) or "=" not in url:
+        return redact_url(url)
+    return redact_url(url[: len(url) - trail]) + url[len(url) - trail :]
 
 
 class RedactingFilter(logging.Filter):

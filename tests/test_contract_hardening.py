@@ -8,6 +8,7 @@ neither end ``capc`` with exit 0 nor write into stdout (a body or a ``--json`` d
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,32 @@ def test_capc_check_json_stays_json_and_never_exits_0_on_a_contract_exit(
         assert "noise" in proc.stderr and "noise" not in proc.stdout
     else:
         assert problem in proc.stdout and "'c.py'" in proc.stdout, document
+
+
+BYPASSES = [
+    # (module body writing past sys.stdout at import, the marker it writes)
+    ("import os\nos.write(1, b'RAWMARK\\n')\n", "RAWMARK"),
+    ("import subprocess\nsubprocess.run(['echo', 'SUBMARK'], check=False)\n", "SUBMARK"),
+    ("import sys\nsys.__stdout__.write('DUNDERMARK\\n')\n", "DUNDERMARK"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "marker"), BYPASSES, ids=["os.write", "child", "__stdout__"])
+def test_output_below_sys_stdout_at_import_goes_to_stderr(
+    tmp_path: Path, body: str, marker: str
+) -> None:
+    """File descriptor 1 points at stderr during the import: the body stays a document."""
+    (tmp_path / "c.py").write_text(body + MODEL, encoding="utf-8")
+    (tmp_path / "stages.yaml").write_text(
+        "stages:\n  s:\n    contract: c.py:Ok\n    output_tokens: 100\n", encoding="utf-8"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "compiler", "compile", "s", "openai/gpt-4o-mini",
+         "--models", str(ROOT / "models.yaml"), "--stages", str(tmp_path / "stages.yaml")],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+        env={"CAPC_OFFLINE": "1", "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert marker not in proc.stdout and marker in proc.stderr
+    assert proc.stdout.startswith("{")
+    json.loads(proc.stdout)

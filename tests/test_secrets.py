@@ -152,6 +152,13 @@ def test_urls_are_shown_without_credentials(text: str, shown: str) -> None:
         ("authorization=QRYmark x", "authorization=*** x"),
         ("[(b'Authorization', b'Token QRYmark')]", "[(b'Authorization', b'Token ***')]"),
         ("Authorization: Bearer ***", "Authorization: Bearer ***"),
+        # punctuation after a masked value is the sentence's (issue 21)
+        ("http://[::1/models?api_key=QRYmark: not a valid URL",
+         "http://[::1/models?api_key=***: not a valid URL"),
+        ("http://[::1/models?api_key=***: not a valid URL",
+         "http://[::1/models?api_key=***: not a valid URL"),
+        ("see http://h/m?token=QRYmark. Then", "see http://h/m?token=***. Then"),
+        ("/m?token=QRY.mark, sent", "/m?token=***, sent"),
     ],
 )
 def test_credential_shapes_are_masked_in_text(text: str, shown: str) -> None:

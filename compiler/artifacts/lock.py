@@ -340,7 +340,7 @@ def write_lock(text: str, path: str | Path) -> Path:
     """
     target = Path(os.path.realpath(path))
     try:
-        info = target.stat()
+        info = os.stat(path)  # a /dev/fd/N link names a pipe realpath cannot
     except FileNotFoundError:
         mode = 0o644
     else:

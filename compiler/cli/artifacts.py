@@ -247,6 +247,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             rows = audit(registry, stage=args.stage, model=args.model, coverage=args.coverage)
             inputs = hashing.result()
         _write_page(args.html, audit_page(rows, registry, inputs=inputs))
+        if args.html == "-":  # the page is standard output's document
+            return EXIT_OK
     console = stdout_console(args)
     if console is not None:  # a terminal: the table fits its width
         from compiler.artifacts.audit import audit_table
@@ -284,10 +286,17 @@ def _say_no_match(args: argparse.Namespace, registry: Any) -> None:
 
 
 def _write_page(path: str, text: str) -> None:
-    from compiler.page.page import write_page
+    """The one writer of ``audit --html`` and ``diff --html``, by the rules of ``lock
+    --output``: ``-`` is standard output, anything else goes through ``write_page``."""
+    from compiler.page.page import PageTargetError, write_page
 
+    if path == "-":
+        print_document(text)
+        return
     try:
         write_page(text, path)
+    except PageTargetError as exc:
+        raise CliError(str(exc), EXIT_INPUT) from exc
     except OSError as exc:
         raise CliError(f"{path}: cannot write the page: {exc.strerror or exc}",
                        EXIT_INPUT) from exc
@@ -359,6 +368,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         pairs = count_pairs(old, new)
         if args.html:
             _diff_page(args, registries, (old, new), (old_label, new_label), changes, pairs)
+            if args.html == "-":  # the page is standard output's document
+                return EXIT_FAILED if changes else EXIT_OK
         if args.json:
             payload = {
                 "old": old_label,

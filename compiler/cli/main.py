@@ -11,6 +11,7 @@ from __future__ import annotations
 
 # Only the standard library's lightest modules here: run() installs the SIGINT handler
 # before anything heavy (argparse, the command modules) is imported.
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -93,7 +94,34 @@ def _error_code(exc: Exception) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``capc`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    """Run ``capc`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code.
+
+    A standard output that cannot be written (a full disk: ``capc models > /dev/full``)
+    is ``capc: error: cannot write standard output: <reason>`` on stderr and exit 1,
+    also when the failing write is the flush after the command; a reader that went
+    away (``| head``) stays quiet (exit 141)."""
+    from compiler.cli.common import EXIT_FAILED, CliError, report_error
+
+    stream = sys.stdout
+    sys.stdout = _Stdout(stream)
+    try:
+        code = _interruptible(argv)
+        sys.stdout.flush()  # a full disk is reported here, not at exit
+        return code
+    except _StdoutError as exc:  # stdout cannot take the error object: stderr only
+        with contextlib.suppress(OSError, ValueError):  # the flush at exit stays quiet
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        message = exc.error.strerror or str(exc.error)
+        return report_error(CliError(f"cannot write standard output: {message}", EXIT_FAILED),
+                            EXIT_FAILED, as_json=False)
+    finally:
+        if isinstance(sys.stdout, _Stdout):
+            sys.stdout = stream
+
+
+def _interruptible(argv: Sequence[str] | None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -147,6 +175,43 @@ def _main(argv: Sequence[str] | None) -> int:
         if code is None:
             raise
         return report_error(exc, code, as_json=as_json)
+
+
+class _StdoutError(Exception):
+    """A write to standard output failed (a full disk, an I/O error): ``error`` is the
+    ``OSError``."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Stdout:
+    """``sys.stdout`` during :func:`main`: a write or flush that fails with an ``OSError``
+    other than a broken pipe raises :class:`_StdoutError`, so ``main`` tells it from the
+    command's own file errors. Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StdoutError(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StdoutError(exc) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _show_warning(

@@ -20,6 +20,7 @@ import html
 import importlib.metadata
 import importlib.resources
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -253,31 +254,54 @@ def diff_page(
     return _document(f"capc diff: {title}", data, cells(), pool)
 
 
-def write_page(text: str, path: str | Path) -> None:
-    """Write a page atomically (a temporary file in the same folder, then a rename).
+class PageTargetError(ValueError):
+    """The ``--html`` target exists and is not a regular file (a directory, a FIFO, a
+    device such as ``/dev/full``); the message names the path and suggests ``-``."""
+
+
+def write_page(text: str, path: str | Path) -> Path:
+    """Write a page atomically (a temporary file in the same folder, then a rename), by
+    the rules of ``capc lock --output``: a symlink is followed (the file it points to is
+    replaced and the link stays a link), a target that exists and is not a regular file
+    is refused, missing parent folders are created. ``-`` (standard output) is the
+    caller's to handle.
 
     Unlike a lock it is not synced to disk first: a page is a view, made again at will.
     A file that already holds exactly these bytes is left as it is (its time stamp
-    too): replacing a file costs the file system a flush of the new one. Missing parent
-    folders are created.
+    too): replacing a file costs the file system a flush of the new one.
+
+    Returns:
+        The file written (``path`` with symlinks resolved).
 
     Raises:
+        PageTargetError: the target exists and is not a regular file.
         OSError: the folder is not writable, or the disk is full.
     """
-    target = Path(path)
+    target = Path(os.path.realpath(path))
     data = text.encode("utf-8")
+    try:
+        info = os.stat(path)  # a /dev/fd/N link names a pipe realpath cannot
+    except FileNotFoundError:
+        mode = 0o644
+    else:
+        if not stat.S_ISREG(info.st_mode):
+            raise PageTargetError(
+                f"{path}: not a regular file; give a file path for --html "
+                "(or '-' for standard output)"
+            )
+        mode = info.st_mode & 0o777
+        with contextlib.suppress(OSError):
+            if info.st_size == len(data) and target.read_bytes() == data:
+                return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        if target.is_file() and target.stat().st_size == len(data) \
-                and target.read_bytes() == data:
-            return
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(temp, 0o644)
+        os.chmod(temp, mode)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+    return target

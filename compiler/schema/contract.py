@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
+import os
 import re
 import sys
 import threading
@@ -250,18 +251,50 @@ def load_contract(spec: str, *, base_dir: Path) -> OutputContract:
         raise ContractError(f"contract {spec!r} ({where}, attribute {attr_path!r}): {exc}") from exc
 
 
+def _flush_stdout() -> None:
+    for stream in (sys.stdout, sys.__stdout__):
+        with contextlib.suppress(Exception):  # closed, or no reader: nothing to keep
+            if stream is not None:
+                stream.flush()
+
+
+@contextlib.contextmanager
+def _fd1_on_stderr() -> Iterator[None]:
+    """Point file descriptor 1 at stderr's while inside, so what bypasses ``sys.stdout``
+    (``os.write(1, ...)``, a child process, ``sys.__stdout__``) cannot reach stdout
+    either; stdout is flushed before and after, and descriptor 1 restored at the end."""
+    _flush_stdout()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 (closed): nothing to protect
+        yield
+        return
+    try:
+        os.dup2(sys.stderr.fileno() if hasattr(sys.stderr, "fileno") else 2, 1)
+    except (OSError, ValueError):
+        os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        _flush_stdout()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 @contextlib.contextmanager
 def _guarded_import(what: str) -> Iterator[None]:
     """Run a contract's import with its prints sent to stderr and its exits made errors.
 
     Whatever the module prints at import goes to stderr, so stdout (a body, ``--json``)
-    stays clean; ``SystemExit`` and ``KeyboardInterrupt`` raised while it executes become a
+    stays clean: ``sys.stdout`` and file descriptor 1 both point at stderr meanwhile
+    (``os.write(1, ...)``, a child process and ``sys.__stdout__`` included);
+    ``SystemExit`` and ``KeyboardInterrupt`` raised while it executes become a
     :class:`ContractError` naming ``what``, so ``capc`` never exits 0 on a contract's say.
     A Ctrl-C ``capc`` received (:class:`~compiler.errors.Interrupted`, raised by its SIGINT
     handler) passes through unchanged.
     """
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with _fd1_on_stderr(), contextlib.redirect_stdout(sys.stderr):
             yield
     except (ContractError, Interrupted):  # Interrupted: a real Ctrl-C, not the module's say
         raise
