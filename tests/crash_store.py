@@ -45,9 +45,16 @@ def prepare(directory: Path, mode: str) -> None:
             cache.store(URL, OLD, kind="models", fetched_at=OLD_AT, max_shrink=0.5)
         return
     entry = CacheEntry(source=URL, kind="models", fetched_at=OLD_AT, count=52, payload=OLD)
-    legacy = diskcache.Cache(str(directory), disk_min_file_size=2**15)  # diskcache defaults
-    legacy.set(URL, entry.to_bytes())
-    legacy.close()
+    while True:
+        legacy = diskcache.Cache(str(directory), disk_min_file_size=2**15)  # its defaults
+        legacy.set(URL, entry.to_bytes())
+        legacy.close()
+        # diskcache names the value file's folders at random; one that shares the
+        # orphan's folder would change which folders end up empty, so the number of
+        # operations (the kill points) would differ from run to run (1 in 256)
+        if not (directory / "ff").exists():
+            break
+        shutil.rmtree(directory)
     orphan = directory / "ff" / "ee"
     orphan.mkdir(parents=True, exist_ok=True)
     (orphan / ("0123456789abcdef" * 2)[:28]).with_suffix(".val").write_bytes(b"x" * 1000)

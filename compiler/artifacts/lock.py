@@ -36,12 +36,8 @@ for the endpoints it names) and one row per endpoint of the model.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import json
-import os
-import stat
-import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,6 +57,7 @@ from compiler.artifacts.lock_schema import (
     LockDocument,
 )
 from compiler.artifacts.lock_text import lock_text
+from compiler.artifacts.output_file import write_atomically
 from compiler.compiled import CompiledRequest
 from compiler.errors import (
     AdjustmentRefused,
@@ -338,32 +335,8 @@ def write_lock(text: str, path: str | Path) -> Path:
             device such as ``/dev/stdout``, a FIFO).
         OSError: the directory is not writable, or the disk is full.
     """
-    target = Path(os.path.realpath(path))
-    try:
-        info = os.stat(path)  # a /dev/fd/N link names a pipe realpath cannot
-    except FileNotFoundError:
-        mode = 0o644
-    else:
-        if not stat.S_ISREG(info.st_mode):
-            raise LockFileError(
-                f"{path}: not a regular file; give a file path for --output "
-                "(or '-' for standard output)"
-            )
-        mode = info.st_mode & 0o777
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return target
+    return write_atomically(text.encode("utf-8"), path, option="--output",
+                            refuse=LockFileError, durable=True)
 
 
 def read_lock(path: str | Path) -> dict[str, Any]:

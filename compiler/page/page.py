@@ -13,15 +13,11 @@ date, and the SHA-256 of every input file.
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
 import hashlib
 import html
 import importlib.metadata
 import importlib.resources
-import os
-import stat
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +25,7 @@ from typing import Any
 from compiler.artifacts.audit import AuditRow
 from compiler.artifacts.audit_detail import SEVERITIES
 from compiler.artifacts.diff import Change
+from compiler.artifacts.output_file import write_atomically
 from compiler.page.page_data import Pool, cell, data_json, script_json, vendor
 from registry.resolve.resolver import Registry
 
@@ -260,11 +257,10 @@ class PageTargetError(ValueError):
 
 
 def write_page(text: str, path: str | Path) -> Path:
-    """Write a page atomically (a temporary file in the same folder, then a rename), by
-    the rules of ``capc lock --output``: a symlink is followed (the file it points to is
-    replaced and the link stays a link), a target that exists and is not a regular file
-    is refused, missing parent folders are created. ``-`` (standard output) is the
-    caller's to handle.
+    """Write a page atomically by the rules of ``capc lock --output``
+    (:func:`compiler.artifacts.output_file.write_atomically`): a symlink is followed, a
+    target that exists and is not a regular file is refused, missing parent folders are
+    created. ``-`` (standard output) is the caller's to handle.
 
     Unlike a lock it is not synced to disk first: a page is a view, made again at will.
     A file that already holds exactly these bytes is left as it is (its time stamp
@@ -277,31 +273,5 @@ def write_page(text: str, path: str | Path) -> Path:
         PageTargetError: the target exists and is not a regular file.
         OSError: the folder is not writable, or the disk is full.
     """
-    target = Path(os.path.realpath(path))
-    data = text.encode("utf-8")
-    try:
-        info = os.stat(path)  # a /dev/fd/N link names a pipe realpath cannot
-    except FileNotFoundError:
-        mode = 0o644
-    else:
-        if not stat.S_ISREG(info.st_mode):
-            raise PageTargetError(
-                f"{path}: not a regular file; give a file path for --html "
-                "(or '-' for standard output)"
-            )
-        mode = info.st_mode & 0o777
-        with contextlib.suppress(OSError):
-            if info.st_size == len(data) and target.read_bytes() == data:
-                return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return target
+    return write_atomically(text.encode("utf-8"), path, option="--html",
+                            refuse=PageTargetError, durable=False, keep_same=True)

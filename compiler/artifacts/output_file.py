@@ -1,0 +1,80 @@
+"""Writing an artifact file (a lock, an audit page) atomically, by one set of rules.
+
+:func:`write_atomically` writes a temporary file in the target's folder and renames it
+over the target, so a reader sees the old file or the new one, never a partial one. A
+symlink is followed (the file it points to is replaced, and the link stays a link); a
+target that exists and is not a regular file (a directory, a FIFO, a device such as
+``/dev/full``, a ``/dev/fd/N`` pipe) is refused; missing parent folders are created; an
+existing file's permission bits are kept, a new file gets ``0o644``. ``-`` (standard
+output) is the caller's to handle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["write_atomically"]
+
+
+def write_atomically(
+    data: bytes,
+    path: str | Path,
+    *,
+    option: str,
+    refuse: Callable[[str], Exception],
+    durable: bool,
+    keep_same: bool = False,
+) -> Path:
+    """Write ``data`` to ``path`` atomically (see the module docstring).
+
+    Args:
+        data: the file's bytes.
+        path: the target as the user gave it.
+        option: the CLI option that names the target (``--output``), for the message.
+        refuse: builds the error raised for a target that is not a regular file.
+        durable: sync the new file to disk before the rename (a lock must survive a
+            crash; a page is a view, made again at will).
+        keep_same: leave a file that already holds exactly ``data`` as it is (its time
+            stamp too): the rename costs the file system a flush.
+
+    Returns:
+        The file written (``path`` with symlinks resolved).
+
+    Raises:
+        Exception: ``refuse(message)`` for a target that exists and is not a regular file.
+        OSError: the folder is not writable, or the disk is full.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        info = os.stat(path)  # a /dev/fd/N link names a pipe realpath cannot
+    except FileNotFoundError:
+        mode = 0o644
+    else:
+        if not stat.S_ISREG(info.st_mode):
+            raise refuse(f"{path}: not a regular file; give a file path for {option} "
+                         "(or '-' for standard output)")
+        mode = info.st_mode & 0o777
+        if keep_same and info.st_size == len(data):
+            with contextlib.suppress(OSError):
+                if target.read_bytes() == data:
+                    return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return target
