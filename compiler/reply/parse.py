@@ -41,7 +41,9 @@ from compiler.schema.budgets import uses_python_re
 from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
 
-__all__ = ["count_values", "parse_reply", "property_names", "too_many_values", "unfence"]
+__all__ = [
+    "admit_reply", "count_values", "parse_reply", "property_names", "too_many_values", "unfence",
+]
 
 MAX_REPLY_CHARS = 4_000_000
 """The longest reply text parsed, in characters; a longer one fails at ``$`` unread."""
@@ -60,6 +62,37 @@ MAX_REPLY_ERRORS = 50
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 
 _LANGUAGE_TAG = re.compile(r"[A-Za-z0-9_+-]*")
+
+
+def admit_reply(text: str, *, strip_fence: bool, sha256: str, schema: Mapping[str, Any],
+                python_re: bool) -> tuple[str, bool]:
+    """The bounds checked before a reply is parsed, on both validation paths (the
+    contract's type here, the lock reader's JSON Schema in
+    :mod:`compiler.reply.schema_check`): the size (:data:`MAX_REPLY_CHARS`), the fence
+    stripped when asked, the values and nesting limits, the unions' error work.
+
+    Returns:
+        ``(text, suspect)``: the text to parse (unfenced), and whether the parsed data
+        must go through :func:`compiler.reply.bounds.check_data` (it may hold a
+        non-finite number, or a string too long for python-re).
+
+    Raises:
+        ReplyValidationError: at ``$``, a bound that fired (the reply is not validated).
+    """
+    if len(text) > MAX_REPLY_CHARS:
+        raise ReplyValidationError([(
+            "$", f"Reply is {len(text):,} characters, more than the {MAX_REPLY_CHARS:,} "
+            "accepted (compiler.reply.parse.MAX_REPLY_CHARS)",
+        )])
+    if strip_fence:
+        text = unfence(text)
+    too_many = too_many_values(text)
+    if too_many is not None:
+        check_depth(text)  # a deep reply is named by the nesting limit
+        raise ReplyValidationError([("$", too_many)])
+    fan = fan_out(sha256, schema)
+    return text, check_text(text, python_re=python_re, fan=fan,
+                            values=count_values(text) if fan > 1 else 0)
 
 
 def parse_reply(
@@ -95,22 +128,11 @@ def parse_reply(
     >>> parse_reply('{"text": null}', c, project(c, DIALECTS["openai-strict"]), strip_fence=False)
     Note(text='none')
     """
-    if len(text) > MAX_REPLY_CHARS:
-        raise ReplyValidationError([(
-            "$", f"Reply is {len(text):,} characters, more than the {MAX_REPLY_CHARS:,} "
-            "accepted (compiler.reply.parse.MAX_REPLY_CHARS)",
-        )])
-    if strip_fence:
-        text = unfence(text)
-    too_many = too_many_values(text)
-    if too_many is not None:
-        check_depth(text)  # a deep reply is named by the nesting limit
-        raise ReplyValidationError([("$", too_many)])
     python_re = _python_re(contract)
-    fan = fan_out(contract.sha256, contract.schema)
+    text, suspect = admit_reply(text, strip_fence=strip_fence, sha256=contract.sha256,
+                                schema=contract.schema, python_re=python_re)
     data: Any = None
-    if check_text(text, python_re=python_re, fan=fan,
-                  values=count_values(text) if fan > 1 else 0):
+    if suspect:
         data = _loads(text)
         check_data(data, python_re=python_re)
     plan = null_plan(projection)

@@ -30,19 +30,13 @@ from compiler.reply.bounds import (
     MAX_ERRORS_READ,
     MAX_PYTHON_RE_CHARS,
     check_data,
-    check_depth,
-    check_text,
-    fan_out,
     json_path,
 )
 from compiler.reply.null_plan import null_plan, undo_nulls
 from compiler.reply.parse import (
-    MAX_REPLY_CHARS,
     MAX_REPLY_ERRORS,
-    count_values,
+    admit_reply,
     property_names,
-    too_many_values,
-    unfence,
 )
 from compiler.schema.projected import Projection
 
@@ -82,17 +76,8 @@ def check_reply(text: str, *, schema: Mapping[str, Any], sha256: str, python_re:
         ReplyValidationError: a bound (path ``$``, unvalidated), invalid JSON, a NaN or
             Infinity, or contract violations (JSON paths, the values never quoted).
     """
-    if len(text) > MAX_REPLY_CHARS:
-        raise ReplyValidationError([("$", f"Reply is {len(text):,} characters, more than "
-                                          f"the {MAX_REPLY_CHARS:,} accepted")])
-    if strip_fence:
-        text = unfence(text)
-    too_many = too_many_values(text)
-    if too_many is not None:
-        check_depth(text)  # a deep reply is named by the nesting limit
-        raise ReplyValidationError([("$", too_many)])
-    fan = fan_out(sha256, schema)
-    check_text(text, python_re=python_re, fan=fan, values=count_values(text) if fan > 1 else 0)
+    text, _ = admit_reply(text, strip_fence=strip_fence, sha256=sha256, schema=schema,
+                          python_re=python_re)
     try:
         data = from_json(text)
     except ValueError as exc:
