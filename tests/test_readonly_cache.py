@@ -1,10 +1,10 @@
 """A cache that cannot be written (issue 21): refresh says so; reads still work.
 
 The cache is filled by this process, then made read-only (``chmod a-w``), and each command
-runs in a child process that cannot write it: as user ``nobody`` (through ``setpriv``) when
-the tests run as root, since root writes through any mode; else as the test's own user.
-The child imports a copy of the project's packages in a world-readable directory, since the
-clone (an editable install) may sit where ``nobody`` cannot read, such as under ``/root``.
+runs in a child process that cannot write it. Root writes through any mode only by the
+capability ``CAP_DAC_OVERRIDE``, so when the tests run as root the child runs without it
+(``setpriv --bounding-set=-dac_override``): still root, still able to read everything it
+imports wherever the clone and the interpreter sit, but held to the modes like any user.
 """
 
 from __future__ import annotations
@@ -21,50 +21,48 @@ from pathlib import Path
 
 import pytest
 
-import compiler
-import registry
 from compiler.cli.main import main
 from tests.conftest import FakeOpenRouter, Reply
 from tests.test_sources import FULL, MODELS, SEED
 
 _ROOT = os.name == "posix" and os.geteuid() == 0
-_AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if _ROOT else []
+_HELD_TO_MODES = (
+    ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"] if _ROOT else []
+)
 pytestmark = pytest.mark.skipif(
     os.name != "posix" or (_ROOT and shutil.which("setpriv") is None),
-    reason="needs POSIX permissions, and setpriv to drop root",
+    reason="needs POSIX permissions, and setpriv to drop root's CAP_DAC_OVERRIDE",
 )
 
 
 @pytest.fixture(scope="module")
-def readable_code() -> Iterator[str]:
-    """A world-readable copy of ``compiler`` and ``registry`` the child imports (PYTHONPATH)."""
-    root = Path(tempfile.mkdtemp(prefix="capc-ro-code-"))
-    root.chmod(0o755)
-    for package in (compiler, registry):
-        source = Path(package.__file__ or "").parent
-        shutil.copytree(source, root / source.name, ignore=shutil.ignore_patterns("__pycache__"))
-    for path in root.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    probe = subprocess.run(
-        [*_AS_NOBODY, sys.executable, "-c", "import compiler.cli.main"], capture_output=True,
-        text=True, env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root)},
-        cwd="/", timeout=120, check=False,
-    )  # fmt: skip
+def held_to_modes() -> Iterator[None]:
+    """Skip (saying why) unless a child really cannot create a file in a read-only folder."""
+    root = Path(tempfile.mkdtemp(prefix="capc-ro-probe-"))
     try:
-        if probe.returncode != 0:
-            pytest.skip(f"the unprivileged child cannot import the project: {probe.stderr[-300:]}")
-        yield str(root)
+        root.chmod(0o555)
+        probe = subprocess.run(
+            [*_HELD_TO_MODES, sys.executable, "-c",
+             f"open({str(root / 'probe')!r}, 'w')"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        if probe.returncode == 0:
+            pytest.skip("a child process can write a read-only folder here")
+        if "PermissionError" not in probe.stderr:
+            pytest.skip(f"the child could not be started as needed: {probe.stderr[-300:]}")
+        yield
     finally:
+        root.chmod(0o755)
         shutil.rmtree(root)
 
 
 @pytest.fixture
 def read_only(
-    openrouter_server: FakeOpenRouter, monkeypatch: pytest.MonkeyPatch, readable_code: str
+    openrouter_server: FakeOpenRouter, monkeypatch: pytest.MonkeyPatch, held_to_modes: None
 ) -> Iterator[tuple[Path, dict[str, str]]]:
     """A populated cache directory made read-only, and the environment that points at it."""
     root = Path(tempfile.mkdtemp(prefix="capc-ro-"))
-    root.chmod(0o755)  # the unprivileged child must reach it (pytest's tmp_path is 0700)
+    root.chmod(0o755)
     cache_dir = root / "cache"
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "CAPC_OFFLINE": "0",
            "CAPC_CACHE_DIR": str(cache_dir), "CAPC_BASE_URL": openrouter_server.base_url,
@@ -73,7 +71,6 @@ def read_only(
         monkeypatch.setenv(name, value)
     openrouter_server.script(MODELS, Reply(FULL))
     assert main(["refresh"]) == 0
-    env["PYTHONPATH"] = readable_code  # set after the in-process refresh: for the child only
     for path in (cache_dir, *cache_dir.iterdir()):
         path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     try:
@@ -86,7 +83,7 @@ def read_only(
 
 def _capc(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*_AS_NOBODY, sys.executable, "-m", "compiler", *argv], capture_output=True,
+        [*_HELD_TO_MODES, sys.executable, "-m", "compiler", *argv], capture_output=True,
         text=True, env=env, cwd="/", timeout=120, check=False,
     )  # fmt: skip
 
@@ -135,7 +132,7 @@ def test_a_read_only_populated_cache_is_still_read(
 
 
 def test_an_empty_read_only_directory_is_a_failed_refresh(
-    openrouter_server: FakeOpenRouter, readable_code: str
+    openrouter_server: FakeOpenRouter, held_to_modes: None
 ) -> None:
     """The fetch succeeds, nothing can be stored: exit 1 naming the directory, not "fetched"."""
     openrouter_server.script(MODELS, Reply(FULL))
@@ -144,7 +141,7 @@ def test_an_empty_read_only_directory_is_a_failed_refresh(
         root.chmod(0o555)
         env = {"PATH": os.environ.get("PATH", ""), "CAPC_CACHE_DIR": str(root / "c"),
                "CAPC_OFFLINE": "0", "CAPC_BASE_URL": openrouter_server.base_url,
-               "CAPC_MAX_ATTEMPTS": "1", "PYTHONPATH": readable_code}  # fmt: skip
+               "CAPC_MAX_ATTEMPTS": "1"}  # fmt: skip
         proc = _capc(env, "refresh")
         assert proc.returncode == 1 and str(root / "c") in proc.stderr, proc.stderr
         assert "not cached" in proc.stderr and "Traceback" not in proc.stderr
@@ -153,13 +150,13 @@ def test_an_empty_read_only_directory_is_a_failed_refresh(
         shutil.rmtree(root)
 
 
-def test_cache_info_on_an_empty_read_only_directory_is_no_cache(readable_code: str) -> None:
+def test_cache_info_on_an_empty_read_only_directory_is_no_cache(held_to_modes: None) -> None:
     """No cache.db in a directory nobody may write: "no cache at ...", exit 0 (not an error)."""
     root = Path(tempfile.mkdtemp(prefix="capc-ro-"))
     try:
         root.chmod(0o555)
         env = {"PATH": os.environ.get("PATH", ""), "CAPC_CACHE_DIR": str(root),
-               "CAPC_OFFLINE": "1", "PYTHONPATH": readable_code}  # fmt: skip
+               "CAPC_OFFLINE": "1"}  # fmt: skip
         proc = _capc(env, "cache", "info")
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"no cache at {root}\n", "")
         proc = _capc(env, "cache", "info", "--json")
