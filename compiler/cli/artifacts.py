@@ -8,8 +8,11 @@ the lock out of date or missing; 2 invalid input.
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
+import os
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,10 +102,11 @@ def register(sub: Any) -> dict[str, Handler]:
 def _cmd_lock(args: argparse.Namespace) -> int:
     from compiler.artifacts.lock import (
         DEFAULT_LOCK_NAME,
+        Compilation,
         LockFileError,
         build_lock,
-        compile_all,
-        dump_lock,
+        iter_compilations,
+        spool_lock,
         write_lock,
     )
     from compiler.artifacts.lock_schema import lock_json_schema
@@ -125,57 +129,98 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         if args.output
         else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
     )
+    # The lock is written as it compiles: one compilation and one entry's text at a time
+    # (the entries wait in a spool in the lock's folder while the tables that come first
+    # in the text fill up). --check keeps the compilations, to diff a lock out of date.
+    kept: list[Compilation] = []
+    failures: list[Compilation] = []
+
+    def tally(items: Iterator[Compilation]) -> Iterator[Compilation]:
+        for item in items:
+            if args.check:
+                kept.append(item)
+            if item.error is not None:
+                failures.append(item)
+            yield item
+
+    folder = Path(os.path.realpath(output)).parent
     with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
-        items = compile_all(registry, coverage=args.coverage)
-    document = build_lock(registry, items, endpoints=args.endpoints)
-    text = dump_lock(document)
-    failed = [
-        {"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: {i.error}"}
-        for i in items
-        if i.error is not None
-    ]
-    summary: dict[str, Any] = {"path": str(output), "pairs": len(items), "failed": failed}
-    if args.check:
-        return _check(output, text, document, summary, args.json)
-    if args.output == "-":
-        print_document(text)
-        return EXIT_OK
-    try:
-        write_lock(text, output)
-    except LockFileError as exc:
-        raise CliError(str(exc), EXIT_INPUT) from exc
-    except OSError as exc:
-        raise CliError(
-            f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
-        ) from exc
+        spool = spool_lock(registry, tally(iter_compilations(registry, coverage=args.coverage)),
+                           endpoints=args.endpoints,
+                           spool_dir=folder if folder.is_dir() and not args.check else None)
+    with spool:
+        failed = [
+            {"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: {i.error}"}
+            for i in failures
+        ]
+        summary: dict[str, Any] = {"path": str(output), "pairs": spool.pairs, "failed": failed}
+        if args.check:
+            return _check(output, spool.chunks(),
+                          lambda: build_lock(registry, kept, endpoints=args.endpoints),
+                          summary, args.json)
+        if args.output == "-":
+            print_document(chunk.decode("utf-8") for chunk in spool.chunks())
+            return EXIT_OK
+        try:
+            write_lock(spool.chunks(), output)
+        except LockFileError as exc:
+            raise CliError(str(exc), EXIT_INPUT) from exc
+        except OSError as exc:
+            raise CliError(
+                f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
+            ) from exc
     if args.json:
         print_json({**summary, "written": True}, ensure_ascii=True)
     else:
         # a status, not data: on stderr (stdout is for data), as a note
-        print_note(f"wrote {output}: {len(items)} stage/model pair(s), {len(failed)} failed")
+        print_note(f"wrote {output}: {spool.pairs} stage/model pair(s), {len(failed)} failed")
         for failure in failed:
             print_note(f"{failure['stage']} / {failure['model']} failed: {failure['error']}")
     return EXIT_OK
 
 
+def _same_text(path: Path, chunks: Iterable[bytes]) -> bool | None:
+    """Whether the file holds the text of ``chunks`` (read as ``Path.read_text`` reads
+    it: UTF-8, universal newlines), compared piece by piece; ``None`` when it does not
+    exist. A file that is not UTF-8 differs."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with handle:
+        try:
+            for chunk in chunks:
+                text = decoder.decode(chunk)
+                if handle.read(len(text)) != text:
+                    return False
+            return handle.read(1) == ""
+        except UnicodeDecodeError:
+            return False
+
+
 def _check(
-    output: Path, text: str, document: dict[str, Any], summary: dict[str, Any], as_json: bool
+    output: Path, chunks: Iterable[bytes], fresh: Callable[[], dict[str, Any]],
+    summary: dict[str, Any], as_json: bool,
 ) -> int:
+    """``lock --check``: the fresh lock's ``chunks`` against the file; ``fresh()`` builds
+    the fresh document whole, for the diff, only when they differ."""
     from compiler.artifacts.diff import count_pairs, diff_locks, render_changes
     from compiler.artifacts.lock import LockFileError, read_lock
     from compiler.artifacts.lock_inputs import input_changes
     from compiler.artifacts.lock_schema import LOCK_FORMAT
 
-    try:
-        current = output.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        current = None
-    if current == text:
+    same = _same_text(output, chunks)
+    if same:
         if as_json:
             print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
         else:
             print_note(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
         return EXIT_OK
+    try:
+        current = None if same is None else output.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = None
     changes: list[Any] = []
     inputs: list[str] = []
     why = "does not exist"
@@ -188,6 +233,7 @@ def _check(
                    if found is not None and found != LOCK_FORMAT
                    else f"is not a valid lock ({exc})")
         else:
+            document = fresh()
             changes = diff_locks(old, document)
             inputs = input_changes(old.get("inputs") or {}, document["inputs"])
             why = (
