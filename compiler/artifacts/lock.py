@@ -36,6 +36,7 @@ for the endpoints it names) and one row per endpoint of the model.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import warnings
@@ -177,6 +178,7 @@ def iter_compilations(
             yield item
 
 
+@functools.cache
 def _tool_version() -> str:
     try:
         return importlib.metadata.version("capability-compiler")

@@ -234,11 +234,16 @@ def _endpoints_record(
     if registry.catalog.origin == "seed":
         return {"source": f"{_SEED} ({_name(SEED_ENDPOINTS_RESOURCE)})",
                 "sha256": _seed_endpoints_sha()}
-    lists = {m: registry.endpoints(m) for m in sorted(set(routed))}  # memoised: no new fetch
-    digest = hashlib.sha256(json.dumps(
-        {k: None if v is None else v.model_dump(mode="json") for k, v in lists.items()},
-        sort_keys=True).encode()).hexdigest()
-    return {"source": "GET /api/v1/models/{id}/endpoints", "sha256": digest}
+    # SHA-256 of json.dumps({model: its list or None}, sort_keys=True), one model at a
+    # time (the text of every routed model's list is never held at once).
+    digest = hashlib.sha256(b"{")
+    for index, model in enumerate(sorted(set(routed))):
+        found = registry.endpoints(model)  # memoised: no new fetch
+        listed = None if found is None else found.model_dump(mode="json")
+        digest.update(f"{', ' if index else ''}{json.dumps(model)}: "
+                      f"{json.dumps(listed, sort_keys=True)}".encode())
+    digest.update(b"}")
+    return {"source": "GET /api/v1/models/{id}/endpoints", "sha256": digest.hexdigest()}
 
 
 def _metadata_record(registry: Registry) -> dict[str, Any]:

@@ -67,7 +67,7 @@ def lock_text(document: Any, level: int = 0,
     """
     try:
         return _write(document, level, shared)
-    except (_Unsupported, RecursionError):
+    except (_Unsupported, TypeError, RecursionError):
         text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
                           allow_nan=False)
         # json.dumps escapes every newline inside a string: each "\n" starts a line.
@@ -75,27 +75,37 @@ def lock_text(document: Any, level: int = 0,
 
 
 def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None) -> str:
+    """The walk; raises _Unsupported, TypeError or RecursionError where json.dumps
+    would write something else (a non-string key: ``encode`` refuses it) or fail."""
     out: list[str] = []
     encode = json.encoder.encode_basestring
     append = out.append
+    frozen = (FrozenDict, FrozenList) if shared is not None else ()
 
     def value(item: Any, level: int) -> None:
-        if isinstance(item, str):
+        kind = type(item)
+        if kind is str:
             append(encode(item))
+        elif kind is dict:
+            mapping(item, level)
+        elif kind is list or kind is tuple:
+            sequence(item, level)
         elif item is None:
             append("null")
         elif item is True:
             append("true")
         elif item is False:
             append("false")
+        elif kind in frozen and item:
+            append(remembered(item, level))
+        elif isinstance(item, str):
+            append(encode(item))
         elif isinstance(item, int):
             append(int.__repr__(item))
         elif isinstance(item, float):
             if item != item or item in (float("inf"), float("-inf")):
                 raise _Unsupported
             append(float.__repr__(item))
-        elif shared is not None and type(item) in (FrozenDict, FrozenList) and item:
-            append(remembered(item, level))
         elif isinstance(item, dict):
             mapping(item, level)
         elif isinstance(item, list | tuple):
@@ -116,15 +126,16 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None)
         if not item:
             append("{}")
             return
-        if not all(isinstance(key, str) for key in item):
-            raise _Unsupported
         inner = "\n" + _INDENT * (level + 1)
         separator = "{" + inner
-        for key, child in sorted(item.items()):
-            append(separator)
-            append(encode(key))
-            append(": ")
-            value(child, level + 1)
+        for key in sorted(item):  # keys of mixed types: TypeError, as json.dumps
+            child = item[key]
+            # A key that is not a string (json.dumps would convert it): TypeError.
+            if type(child) is str:  # the commonest leaf, without a call of value()
+                append(separator + encode(key) + ": " + encode(child))
+            else:
+                append(separator + encode(key) + ": ")
+                value(child, level + 1)
             separator = "," + inner
         append("\n" + _INDENT * level + "}")
 
@@ -222,8 +233,11 @@ class LockSpool:
             separator = ",\n  "
             if key != "stages":
                 out += lock_text(self._rest[key], 1, self._shared).encode("utf-8")
-                continue
-            yield from self._stages(out)
+            else:
+                yield from self._stages(out)
+            if len(out) >= _CHUNK:
+                yield bytes(out)
+                out.clear()
         out += b"\n}\n"
         yield bytes(out)
 

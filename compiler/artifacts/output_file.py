@@ -11,6 +11,7 @@ output) is the caller's to handle.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import stat
@@ -18,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["holds_text", "write_atomically"]
 
 
 def write_atomically(
@@ -81,3 +82,29 @@ def write_atomically(
             os.unlink(temp)
         raise
     return target
+
+
+def holds_text(path: Path, pieces: Iterable[bytes]) -> bool | None:
+    """Whether the file holds the text whose UTF-8 ``pieces`` are given, read as
+    ``Path.read_text`` reads it (UTF-8, universal newlines), compared piece by piece.
+
+    Returns:
+        ``None`` when the file does not exist; ``False`` when it differs or is not UTF-8.
+
+    Raises:
+        OSError: the file exists but cannot be read.
+    """
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with handle:
+        try:
+            for piece in pieces:
+                text = decoder.decode(piece)
+                if handle.read(len(text)) != text:
+                    return False
+            return handle.read(1) == ""
+        except UnicodeDecodeError:
+            return False

@@ -8,7 +8,6 @@ the lock out of date or missing; 2 invalid input.
 from __future__ import annotations
 
 import argparse
-import codecs
 import json
 import os
 import tempfile
@@ -124,23 +123,15 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         raise CliError("no stages.yaml here; give --stages PATH", EXIT_INPUT)
     if args.output == "-" and args.check:
         raise CliError("--check compares a lock file; give --output PATH, not '-'", EXIT_INPUT)
-    output = (
-        Path(args.output)
-        if args.output
-        else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
-    )
-    # The lock is written as it compiles: one compilation and one entry's text at a time
-    # (the entries wait in a spool in the lock's folder while the tables that come first
-    # in the text fill up). --check keeps the compilations, to diff a lock out of date.
-    kept: list[Compilation] = []
-    failures: list[Compilation] = []
+    output = Path(args.output or Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME)
+    # Written as it compiles, one entry at a time (spooled beside the lock while the
+    # tables that come first fill up); --check keeps the compilations, for its diff.
+    kept: list[Compilation] = []  # every pair with --check, else the failed ones
 
     def tally(items: Iterator[Compilation]) -> Iterator[Compilation]:
         for item in items:
-            if args.check:
+            if args.check or item.error is not None:
                 kept.append(item)
-            if item.error is not None:
-                failures.append(item)
             yield item
 
     folder = Path(os.path.realpath(output)).parent
@@ -149,10 +140,8 @@ def _cmd_lock(args: argparse.Namespace) -> int:
                            endpoints=args.endpoints,
                            spool_dir=folder if folder.is_dir() and not args.check else None)
     with spool:
-        failed = [
-            {"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: {i.error}"}
-            for i in failures
-        ]
+        failed = [{"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: "
+                   f"{i.error}"} for i in kept if i.error is not None]
         summary: dict[str, Any] = {"path": str(output), "pairs": spool.pairs, "failed": failed}
         if args.check:
             return _check(output, spool.chunks(),
@@ -179,46 +168,27 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _same_text(path: Path, chunks: Iterable[bytes]) -> bool | None:
-    """Whether the file holds the text of ``chunks`` (read as ``Path.read_text`` reads
-    it: UTF-8, universal newlines), compared piece by piece; ``None`` when it does not
-    exist. A file that is not UTF-8 differs."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    with handle:
-        try:
-            for chunk in chunks:
-                text = decoder.decode(chunk)
-                if handle.read(len(text)) != text:
-                    return False
-            return handle.read(1) == ""
-        except UnicodeDecodeError:
-            return False
-
-
 def _check(
     output: Path, chunks: Iterable[bytes], fresh: Callable[[], dict[str, Any]],
     summary: dict[str, Any], as_json: bool,
 ) -> int:
-    """``lock --check``: the fresh lock's ``chunks`` against the file; ``fresh()`` builds
-    the fresh document whole, for the diff, only when they differ."""
+    """``lock --check``: ``chunks`` against the file; ``fresh()`` only for a diff."""
     from compiler.artifacts.diff import count_pairs, diff_locks, render_changes
     from compiler.artifacts.lock import LockFileError, read_lock
     from compiler.artifacts.lock_inputs import input_changes
     from compiler.artifacts.lock_schema import LOCK_FORMAT
+    from compiler.artifacts.output_file import holds_text
 
-    same = _same_text(output, chunks)
+    same = holds_text(output, chunks)
     if same:
         if as_json:
             print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
         else:
             print_note(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
         return EXIT_OK
-    try:
-        current = None if same is None else output.read_text(encoding="utf-8")
+    try:  # not UTF-8: read_lock says it is not a valid lock (it was a traceback)
+        current = None if same is None else output.read_text(encoding="utf-8",
+                                                              errors="replace")
     except FileNotFoundError:
         current = None
     changes: list[Any] = []
