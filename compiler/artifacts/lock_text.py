@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -161,10 +162,10 @@ class LockSpool:
     :meth:`add` takes each entry (``stages[STAGE][MODEL]``) in any order and keeps only
     its text, encoded as UTF-8, in the spool; :meth:`finish` takes every other key of
     the document; :meth:`chunks` then gives the document's text. Memory: the spool's
-    first :data:`SPOOL_MEMORY` bytes, the rest of the document, and an index of two
-    integers per entry; never the whole text. A later :meth:`add` of the same stage
-    and model replaces the earlier entry (as a dict would). Use it as a context
-    manager, or :meth:`close` it: that frees the spool.
+    first :data:`SPOOL_MEMORY` bytes, the rest of the document, and an index of about
+    100 bytes per entry (a dict slot and an offset); never the whole text. A later
+    :meth:`add` of the same stage and model replaces the earlier entry (as a dict
+    would). Use it as a context manager, or :meth:`close` it: that frees the spool.
 
     Args:
         stages: stage names present even without an entry (written as ``{}``).
@@ -175,7 +176,9 @@ class LockSpool:
     def __init__(self, stages: Iterable[str] = (), *, spool_dir: str | Path | None = None):
         self._file = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed by close()
             max_size=SPOOL_MEMORY, dir=None if spool_dir is None else str(spool_dir))
-        self._index: dict[str, dict[str, tuple[int, int]]] = {name: {} for name in stages}
+        # stage -> model -> the entry's number; entry i is bytes _starts[i]:_starts[i + 1]
+        self._index: dict[str, dict[str, int]] = {name: {} for name in stages}
+        self._starts = array("q", [0])
         self._size = self._added = 0
         self._shared: dict[int, tuple[Any, str]] = {}
         self._rest: Mapping[str, Any] = {}
@@ -211,8 +214,9 @@ class LockSpool:
         data = lock_text(entry, 3, self._shared).encode("utf-8")
         self._file.seek(self._size)  # after chunks() read elsewhere
         self._file.write(data)
-        self._index.setdefault(stage, {})[model] = (self._size, len(data))
+        self._index.setdefault(stage, {})[model] = self._added
         self._size += len(data)
+        self._starts.append(self._size)
         self._added += 1
 
     def finish(self, rest: Mapping[str, Any]) -> None:
@@ -255,11 +259,11 @@ class LockSpool:
                 out += b"{}"
                 continue
             model_separator = b"{\n      "
-            for model, (offset, length) in sorted(models.items()):
+            for model, number in sorted(models.items()):
                 out += model_separator + encode(model).encode("utf-8") + b": "
                 model_separator = b",\n      "
-                self._file.seek(offset)
-                out += self._file.read(length)
+                self._file.seek(self._starts[number])
+                out += self._file.read(self._starts[number + 1] - self._starts[number])
                 if len(out) >= _CHUNK:
                     yield bytes(out)
                     out.clear()
