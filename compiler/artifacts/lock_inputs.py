@@ -70,8 +70,15 @@ def _excluded_roots() -> tuple[Path, ...]:
     return tuple(sorted(roots))
 
 
-def _is_local(path: Path, excluded: tuple[Path, ...]) -> bool:
-    return path.suffix == ".py" and not any(path.is_relative_to(r) for r in excluded)
+@functools.cache
+def _excluded_prefixes() -> tuple[str, ...]:
+    """:func:`_excluded_roots` as ``ROOT/`` strings (case-folded where the system's
+    paths are), for a prefix test instead of ``Path.is_relative_to`` per root."""
+    return tuple(os.path.join(os.path.normcase(str(r)), "") for r in _excluded_roots())
+
+
+def _is_local(path: Path, excluded: tuple[str, ...]) -> bool:
+    return path.suffix == ".py" and not os.path.normcase(str(path)).startswith(excluded)
 
 
 def _candidates(module: str, here: Path, roots: Iterable[Path]) -> Iterable[str]:
@@ -143,7 +150,7 @@ def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
         module, base_dir.resolve(), roots)
     if start is None or not start.is_file():
         return []
-    excluded = _excluded_roots()
+    excluded = _excluded_prefixes()
     seen: set[Path] = set()
     todo = [start]
     while todo:
