@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json
 
+from registry.boundedread import InputTooLarge, read_at_most
 from registry.errors import MetadataError
 from registry.jsondepth import MAX_JSON_DEPTH_CAP, json_depth_over
 from registry.metadata.shapes import EndpointList, ModelInfo
@@ -49,17 +50,13 @@ def read_bounded(path: Path, *, source: str, limit: int = MAX_FILE_BYTES) -> byt
             deeper than :data:`registry.jsondepth.MAX_JSON_DEPTH_CAP` levels.
     """
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(limit + 1)
+        raw = read_at_most(path, limit)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise MetadataError(f"{source}: cannot read file: {reason}", source=source) from exc
-    if len(raw) > limit:
-        raise MetadataError(
-            f"{source}: larger than the {limit:,}-byte limit for a metadata file; "
-            "is it the right file?",
-            source=source,
-        )
+    except InputTooLarge as exc:
+        raise MetadataError(f"{source}: {exc} for a metadata file; is it the right file?",
+                            source=source) from exc
     if json_depth_over(raw, MAX_JSON_DEPTH_CAP):  # before any parser recurses into it
         raise MetadataError(
             f"{source}: nested deeper than {MAX_JSON_DEPTH_CAP} levels of JSON arrays and "
