@@ -154,13 +154,14 @@ def _main(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     try:
         args, extras = parser.parse_known_args(argv)
-        if extras:  # named against the command, unless one came before it
-            raise _unknown_word(parser, words, after=False) or unrecognized(
-                f"capc {args.command}", extras)
     except CliError as exc:  # a usage error (CapcParser.error)
         # An unknown option or command is named before what it made argparse miss.
         first = _unknown_word(parser, words) or exc
         return report_error(first, first.code, as_json="--json" in words)
+    if extras:  # named against the command, unless one came before it
+        error = _unknown_word(parser, words, after=False) or unrecognized(
+            f"capc {args.command}", extras)
+        return report_error(error, error.code, as_json="--json" in words)
     as_json = bool(getattr(args, "json", False))
     try:
         _stdin_inputs(args)
