@@ -125,6 +125,8 @@ USAGE = [
     (["--bogus"], "capc: error: unrecognized arguments: --bogus (see 'capc --help')"),
     (["--bogus", "compile", "s", "m"],
      "capc: error: unrecognized arguments: --bogus (see 'capc --help')"),
+    (["--versoin"], "capc: error: unrecognized arguments: --versoin (did you mean "
+     "'--version'?) (see 'capc --help')"),
     (["--json", "models"], "capc: error: unrecognized arguments: --json (an option of a "
      "command goes after it: capc COMMAND --json) (see 'capc --help')"),
     (["comple", "s", "m"], "capc: error: argument COMMAND: invalid choice: 'comple' (did "

@@ -227,8 +227,10 @@ def _unknown_word(
             return None
         if word.startswith("-"):
             name = word.split("=", 1)[0]
+            close = difflib.get_close_matches(name, ["--help", "--version"], n=1, cutoff=0.7)
             place = (f" (an option of a command goes after it: capc COMMAND {name})"
-                     if name in SHARED_OPTIONS else "")
+                     if name in SHARED_OPTIONS else f" (did you mean {close[0]!r}?)" if close
+                     else "")
             return CliError(f"unrecognized arguments: {word}{place} (see 'capc --help')",
                             EXIT_INPUT, kind="usage")  # fmt: skip
         if word not in COMMANDS:
