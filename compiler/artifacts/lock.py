@@ -5,7 +5,8 @@ and a model it takes ``request`` (the body without messages), puts the caller's
 messages after ``instructions`` (when not ``null``) and sends it. The document is
 deterministic (sorted keys, no clock readings), so a lock on disk can be compared
 byte for byte with a fresh one (``capc lock --check``) and two locks can be diffed
-(:mod:`compiler.artifacts.diff`).
+(:mod:`compiler.artifacts.diff`). :func:`build_lock` builds the document whole;
+:func:`spool_lock` writes the same text entry by entry, as it compiles (``capc lock``).
 
 Shape (``format`` 2; the full JSON Schema is :func:`lock_json_schema`)::
 
