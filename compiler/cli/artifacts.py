@@ -134,11 +134,11 @@ def _cmd_lock(args: argparse.Namespace) -> int:
                 kept.append(item)
             yield item
 
-    folder = Path(os.path.realpath(output)).parent
+    folder = None if args.check or args.output == "-" else Path(os.path.realpath(output)).parent
     with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
         spool = spool_lock(registry, tally(iter_compilations(registry, coverage=args.coverage)),
                            endpoints=args.endpoints,
-                           spool_dir=folder if folder.is_dir() and not args.check else None)
+                           spool_dir=folder if folder is not None and folder.is_dir() else None)
     with spool:
         failed = [{"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: "
                    f"{i.error}"} for i in kept if i.error is not None]
