@@ -118,6 +118,9 @@ def lock_memory_child(mode: str, snapshot: Path, stages: Path, out: Path) -> dic
     gc.set_threshold(10_000)  # as compiler.cli.main.run sets it for a capc process
     registry = Registry.load(metadata=snapshot, models=ROOT / "models.yaml", stages=stages)
     loaded = _rss_kib("VmRSS") or 0
+    # ru_maxrss is not this program's alone: Linux keeps the parent's peak across the
+    # fork and exec that started it; VmHWM is this image's (the peak up to here).
+    before = _rss_kib("VmHWM")
     try:
         with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
             refs.write("5")  # reset VmHWM: the peak from here on
@@ -136,8 +139,9 @@ def lock_memory_child(mode: str, snapshot: Path, stages: Path, out: Path) -> dic
                     compile_request(stage, model, registry=registry)
                 pairs += 1
     took = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     high = _rss_kib("VmHWM") if reset else None
+    peak = max(before, high or 0) if before is not None \
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"seconds": took, "pairs": pairs, "bytes": size, "peak_kib": peak,
             "rise_kib": (high - loaded) if high is not None else float("nan")}
 
@@ -227,7 +231,8 @@ def child(snapshot: Path, rounds: int) -> dict[str, float]:
         del registry, rows
     result = {k: statistics.median(v) for k, v in times.items()}
     result["pairs"] = pairs
-    result["rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # VmHWM: this image's peak (ru_maxrss keeps the parent's across fork and exec)
+    result["rss_kib"] = _rss_kib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return result
 
 
