@@ -15,7 +15,11 @@ metadata file; then one fresh process per size times:
    cost the same at every size (proportional to the pairs, not to the catalog);
 
 and reports its peak RSS. Each step is the median of ``--rounds`` runs (a fresh
-registry each run, one untimed warm-up run first).
+registry each run, one untimed warm-up run first). Last, with two sizes or more, the
+goals of issue 19 these figures bear on, largest size against smallest, with ``met`` or
+``NOT MET`` (``bench/goals.py``): resolve per model, the audit and the lock of the same
+pairs each at most 2x (this machine's speed drifts that much between runs; a cost in
+proportion to the catalog would be 50x from 1,000 to 50,000 models).
 
 Usage, from the repository root::
 
@@ -33,6 +37,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make ``bench`` and the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.goals import record, report
 
 ROOT = Path(__file__).resolve().parents[1]
 LARGEST = ROOT.parent / "shared" / "data" / "openrouter" / "models-all-2026-08-19.json"
@@ -125,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'lock ms':>8} {'pairs':>6} {'us/pair':>8} {'lock/audit':>10} {'peak MiB':>9}")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["CAPC_OFFLINE"] = "1"
+    measured: dict[int, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="capc-scaling-") as tmp:
         env["CAPC_CACHE_DIR"] = tmp
         for size in sizes:
@@ -144,7 +153,23 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['lock'] * 1e3:>8.1f} {pairs:>6} {r['audit'] / pairs * 1e6:>8.0f} "
                   f"{r['lock'] / r['audit']:>10.2f} {r['rss_kib'] / 1024:>9.1f}")
             snapshot.unlink()
+            measured[size] = r
+    _goals(measured)
     return 0
+
+
+def _goals(measured: dict[int, dict[str, float]]) -> None:
+    """The goals of issue 19 the series bears on: the largest size against the smallest."""
+    if len(measured) < 2:
+        return
+    small, big = min(measured), max(measured)
+    a, b = measured[small], measured[big]
+    versus = f"{big:,} models x {small:,}"
+    record(f"resolve per model, {versus}", (b["resolve"] / big) / (a["resolve"] / small), 2,
+           "x")
+    record(f"audit of the stages.yaml pairs, {versus}", b["audit"] / a["audit"], 2, "x")
+    record(f"lock of the same pairs, {versus}", b["lock"] / a["lock"], 2, "x")
+    report()
 
 
 if __name__ == "__main__":
