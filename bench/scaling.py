@@ -15,7 +15,10 @@ metadata file; then one fresh process per size times:
    cost the same at every size (proportional to the pairs, not to the catalog);
 
 and reports its peak RSS. Each step is the median of ``--rounds`` runs (a fresh
-registry each run, one untimed warm-up run first). Last, with two sizes or more, the
+registry each run, one untimed warm-up run first). After each load a full garbage
+collection runs, untimed: the collector walks every object the load made (at 50,000
+models about 10 ms a full collection), and without it that debt of the load lands in
+whichever step comes next, at random. Last, with two sizes or more, the
 goals of issue 19 these figures bear on, largest size against smallest, with ``met`` or
 ``NOT MET`` (``bench/goals.py``): resolve per model, the audit and the lock of the same
 pairs each at most 2x (this machine's speed drifts that much between runs; a cost in
@@ -29,6 +32,7 @@ Usage, from the repository root::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -74,8 +78,10 @@ def child(snapshot: Path, rounds: int) -> dict[str, float]:
     from registry.resolve.resolver import Registry
 
     def load() -> Registry:
-        return Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
-                             stages=ROOT / "stages.yaml")
+        registry = Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
+                                 stages=ROOT / "stages.yaml")
+        gc.collect()  # the load's own debt to the collector (its objects), paid untimed
+        return registry
 
     times: dict[str, list[float]] = {"load": [], "resolve": [], "audit": [], "lock": []}
     pairs = 0
