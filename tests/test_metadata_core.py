@@ -99,8 +99,9 @@ def test_a_bad_field_outside_the_core_is_reported_when_that_model_is_used(
     message = str(caught.value)
     assert str(path) in message and "model #1 ('bad/two')" in message
     assert "architecture.tokenizer" in message
-    with pytest.raises(MetadataError, match="bad/two"):
-        list(catalog.models.values())
+    built = {model.id: model for model in catalog.models.values()}  # as capc models does
+    assert built["bad/two"].out_of_range == {
+        "architecture.tokenizer": "a number 5, not a string"}  # the field, not the list
 
 
 def test_a_lookup_builds_only_the_model_asked_for(tmp_path: Path) -> None:
@@ -119,8 +120,11 @@ def test_a_lookup_builds_only_the_model_asked_for(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("models", "fragment"),
     [
-        ([{"id": "a/b", "context_length": "many"}], "context_length"),
-        ([{"id": "a/b", "pricing": {"prompt": "free"}}], "pricing.prompt"),
+        ([{"id": "a/b", "context_length": "many"}, {"id": "c/d", "reasoning": 5}],
+         "context_length"),  # two of two models malformed: not a list a few spoil
+        ([{"id": "a/b", "pricing": {"prompt": "free"}}, {"id": "c/d", "alias_target": 1}],
+         "2 of 2 models have malformed values .the first, 'a/b': pricing.prompt is a "
+         'string "free".'),
         ([{"id": ""}], "no string 'id'"),
         ([{"name": "no id"}], "no string 'id'"),
     ],
@@ -128,8 +132,8 @@ def test_a_lookup_builds_only_the_model_asked_for(tmp_path: Path) -> None:
 def test_a_bad_core_field_fails_the_load(
     tmp_path: Path, models: list[dict[str, object]], fragment: str
 ) -> None:
-    """A malformed field that resolution reads (or a missing id) is an error at load,
-    from the explaining parser."""
+    """A body whose models are mostly malformed (or one without an id) is an error at
+    load, from the explaining parser."""
     with pytest.raises(MetadataError, match=fragment):
         load_catalog(_write(tmp_path, models))
 
@@ -236,7 +240,7 @@ def test_the_core_body_reads_exactly_like_the_body(path: Path) -> None:
 def test_core_json_declines_what_the_core_parser_declines() -> None:
     """No core body is made from a bare array or a body with a malformed core field."""
     assert core_json(b'[{"id": "a/b"}]') is None
-    assert core_json(b'{"data": [{"id": "a/b", "context_length": "long"}]}') is None
+    assert core_json(b'{"data": [{"id": "a/b", "alias_target": "long"}]}') is None
 
 
 def _store(settings: Settings, entry: CacheEntry) -> None:
