@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from registry.errors import MetadataError, UnknownModelError
 from registry.metadata.catalog import Catalog, bundled_catalog, load_catalog
-from registry.metadata.core import LazyModels, core_json, core_of, parse_core_json
+from registry.metadata.core import core_json, core_of, parse_core_json
+from registry.metadata.lazy import LazyModels
 from registry.metadata.parse import parse_models, parse_models_json, read_json
 from registry.metadata.shapes import ModelInfo, is_unknown_price
 from registry.resolve.resolver import Registry
