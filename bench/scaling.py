@@ -12,8 +12,8 @@ metadata file; then one fresh process per size times:
 2. ``resolve()`` of every model (the figure per model should not grow with the size);
 3. ``capc audit``'s work for the example stages' own pairs (``audit()``), and
 4. ``capc lock``'s (``spool_lock``, its text written to ``os.devnull``) for the same
-   pairs: both should
-   cost the same at every size (proportional to the pairs, not to the catalog);
+   pairs: both should cost the same at every size (proportional to the pairs, not to
+   the catalog);
 
 and reports its peak RSS. Each step is the median of ``--rounds`` runs (a fresh
 registry each run, one untimed warm-up run first). After each load a full garbage
