@@ -28,6 +28,7 @@ from registry.metadata.core import (
     read_only,
     scan_cores,
 )
+from registry.metadata.malformed import mend
 from registry.metadata.parse import format_errors, parse_models, parse_models_json
 from registry.metadata.shapes import ModelInfo
 from registry.metadata.spans import ModelSpans, model_spans
@@ -190,8 +191,16 @@ class _Body:
         try:
             return ModelInfo.model_validate(item)
         except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            # a malformed field costs that field, with a note, as in the full parse
+            mended = mend([item], [{**e, "loc": (0, *e["loc"])} for e in errors])
+            if mended is not None:
+                try:
+                    return ModelInfo.model_validate(mended[0])
+                except ValidationError:
+                    pass
             text = (f"{self._source}: model #{position} ({model_id!r}): "
-                    f"{format_errors(exc.errors(include_url=False))}")
+                    f"{format_errors(errors)}")
             if self._hint:
                 text += f" ({self._hint})"
             raise MetadataError(text, source=self._source) from exc
