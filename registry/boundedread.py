@@ -9,6 +9,7 @@ words :class:`InputTooLarge` in its own terms. No third-party imports.
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
@@ -46,10 +47,13 @@ def read_at_most(spec: str | Path, limit: int) -> bytes:
         The bytes, at most ``limit`` of them.
 
     Raises:
-        OSError: the file cannot be opened or read (missing, a directory, no permission).
+        OSError: the file cannot be opened or read (missing, a directory, no permission;
+            ``"-"`` when standard input is closed, ``EBADF``).
         InputTooLarge: the input holds more than ``limit`` bytes.
     """
     if isinstance(spec, str) and spec == STDIN:
+        if sys.stdin is None:  # closed (``<&-``): Python has no stdin object at all
+            raise OSError(errno.EBADF, "standard input is closed")
         stream = getattr(sys.stdin, "buffer", None)  # a StringIO stand-in has none
         raw = (stream.read(limit + 1) if stream is not None
                else sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape"))
