@@ -251,8 +251,8 @@ def print_stderr(text: str) -> None:
 
 
 def _print_labelled(label: str, message: str) -> None:
-    from compiler.cli.inputs import shown_paths
     from compiler.cli.terminal import stderr_label
+    from registry.boundedread import shown_paths
     from registry.redact import redact_text
 
     text = shown_paths(redact_text(message))
@@ -327,7 +327,7 @@ def error_payload(exc: BaseException, code: int) -> dict[str, Any]:
         ``suggestions`` for an unknown name; ``kinds`` for a refusal; ...). Every string
         is credential-masked.
     """
-    from compiler.cli.inputs import shown_paths
+    from registry.boundedread import shown_paths
     from registry.redact import redact_text
 
     def plain(value: Any) -> Any:

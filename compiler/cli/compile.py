@@ -33,10 +33,11 @@ from compiler.cli.common import (
     print_json,
     print_stderr,
 )
-from compiler.cli.inputs import MAX_MESSAGES_BYTES, STDIN_NAME, read_input_text
+from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
 from compiler.cli.routes import attempts_payload, attempts_text, print_attempts, print_report
 from compiler.cli.terminal import add_wide_option, stdout_console, waiting
 from compiler.compiled import CompiledRequest
+from registry.boundedread import STDIN_NAME
 
 __all__ = ["register"]
 

@@ -8,41 +8,20 @@ through the locale), so an invalid byte is reported with its offset, not echoed.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from compiler.cli.common import EXIT_INPUT, CliError
-from registry.boundedread import STDIN, InputTooLarge, read_at_most
+from registry.boundedread import (
+    STDIN,
+    STDIN_NAME,
+    InputTooLarge,
+    is_stdin_path,
+    read_at_most,
+    stdin_read_as,
+)
 
-__all__ = ["MAX_MESSAGES_BYTES", "STDIN_NAME", "forget_stdin", "read_input_bytes",
-           "read_input_text", "shown_paths", "spooled", "stdin_closed", "stdin_read_as"]
+__all__ = ["MAX_MESSAGES_BYTES", "read_input_bytes", "read_input_text", "spooled"]
 
-STDIN_NAME = "stdin"
-"""What messages call standard input, whichever path it was read through."""
-
-_STDIN_PATHS: set[str] = set()
-
-
-def stdin_read_as(path: str) -> None:
-    """Show ``path`` (``/dev/stdin``, a spooled copy of it) as :data:`STDIN_NAME`."""
-    _STDIN_PATHS.add(path)
-
-
-def forget_stdin() -> None:
-    """Start a command with no path shown as stdin."""
-    _STDIN_PATHS.clear()
-
-
-def shown_paths(text: str) -> str:
-    """``text`` with every path standard input was read through named ``stdin``."""
-    for path in sorted(_STDIN_PATHS, key=len, reverse=True):
-        text = text.replace(path, STDIN_NAME)
-    return text
-
-
-def stdin_closed() -> bool:
-    """Whether standard input is closed (``<&-``: Python sets ``sys.stdin`` to ``None``)."""
-    return sys.stdin is None
 
 MAX_MESSAGES_BYTES = 64 * 2**20
 """The largest ``--messages`` input (64 MiB)."""
@@ -87,6 +66,6 @@ def spooled(spec: str, copy: Path, limit: int = MAX_MESSAGES_BYTES) -> str:
     if "://" in spec or path.is_file() or not path.exists():
         return spec
     copy.write_bytes(read_input_bytes(spec, limit, "input"))
-    if spec in _STDIN_PATHS:
+    if is_stdin_path(spec):
         stdin_read_as(str(copy))
     return str(copy)

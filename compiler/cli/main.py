@@ -197,7 +197,7 @@ def _stdin_inputs(args: argparse.Namespace) -> None:
         CliError: (exit 2, usage) two inputs are ``-``.
     """
     from compiler.cli.common import EXIT_INPUT, CliError
-    from compiler.cli.inputs import STDIN_NAME, forget_stdin, stdin_closed, stdin_read_as
+    from registry.boundedread import STDIN_NAME, forget_stdin, stdin_closed, stdin_read_as
 
     forget_stdin()
     named = [key for key in _INPUTS if getattr(args, key, None) == "-"]

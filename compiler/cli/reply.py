@@ -60,8 +60,9 @@ def register(sub: Any) -> dict[str, Handler]:
 
 
 def _read(spec: str) -> Any:
-    from compiler.cli.inputs import MAX_MESSAGES_BYTES, STDIN_NAME, read_input_text
+    from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
     from compiler.reply.response import load_response_text
+    from registry.boundedread import STDIN_NAME
 
     shown = STDIN_NAME if spec == "-" else spec
     try:  # bounded (64 MiB), read once: /dev/zero ends, a pipe works

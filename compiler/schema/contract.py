@@ -34,6 +34,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import TypeAdapter
 
 from compiler.errors import ContractError, Interrupted
+from compiler.metaschema.draft2020 import meta_schema_error
 from compiler.schema.budgets import backtracking_patterns, non_finite_numbers, uses_python_re
 from compiler.schema.frozen_json import (
     canonical_sha256,
@@ -118,6 +119,10 @@ def _build_contract(tp: Any) -> OutputContract:
     not_a_type = _not_a_type(tp, schema)
     if not_a_type:
         raise ContractError(f"{label} cannot be used as an output contract: {not_a_type}")
+    if (invalid := meta_schema_error(schema)) is not None:  # never an "internal error" later
+        raise ContractError(f"{label} cannot be used as an output contract: its JSON Schema is "
+                            f"not valid JSON Schema {bounded(invalid)}; fix or remove that "
+                            "value (a json_schema_extra or WithJsonSchema?)")
     bad = sorted(non_finite_numbers(schema))
     if bad:
         raise ContractError(
@@ -360,8 +365,7 @@ def _import_module(name: str, ref: str) -> types.ModuleType:
 
 
 def _origin(name: str) -> str | None:
-    """The file module ``name`` would load from, when its parents are imported already
-    (so finding it runs no code); else ``None``."""
+    """The file module ``name`` loads from, when its parents are imported (no code runs)."""
     parents = name.split(".")[:-1]
     if not all(".".join(parents[: i + 1]) in sys.modules for i in range(len(parents))):
         return None
