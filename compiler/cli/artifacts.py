@@ -135,10 +135,16 @@ def _cmd_lock(args: argparse.Namespace) -> int:
             yield item
 
     folder = None if args.check or args.output == "-" else Path(os.path.realpath(output)).parent
-    with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
-        spool = spool_lock(registry, tally(iter_compilations(registry, coverage=args.coverage)),
-                           endpoints=args.endpoints,
-                           spool_dir=folder if folder is not None and folder.is_dir() else None)
+    spool_dir = folder if folder is not None and folder.is_dir() else None
+    try:
+        with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
+            spool = spool_lock(registry,
+                               tally(iter_compilations(registry, coverage=args.coverage)),
+                               endpoints=args.endpoints, spool_dir=spool_dir)
+    except OSError as exc:  # past SPOOL_MEMORY the spool is a file: a full disk lands here
+        where = spool_dir if spool_dir is not None else Path(tempfile.gettempdir())
+        raise CliError(f"{where}: cannot spool the lock while compiling (the lock is "
+                       f"not changed): {exc.strerror or exc}", EXIT_INPUT) from exc
     with spool:
         failed = [{"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: "
                    f"{i.error}"} for i in kept if i.error is not None]
@@ -179,7 +185,10 @@ def _check(
     from compiler.artifacts.lock_schema import LOCK_FORMAT
     from compiler.artifacts.output_file import holds_text
 
-    same = holds_text(output, chunks)
+    try:  # a FIFO or a folder is refused without blocking (it was a hang, a traceback)
+        same = holds_text(output, chunks, option="--output", refuse=LockFileError)
+    except LockFileError as exc:
+        raise CliError(str(exc), EXIT_INPUT) from exc
     if same:
         if as_json:
             print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
