@@ -8,6 +8,7 @@ the lock out of date or missing; 2 invalid input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
@@ -136,15 +137,14 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 
     folder = None if args.check or args.output == "-" else Path(os.path.realpath(output)).parent
     spool_dir = folder if folder is not None and folder.is_dir() else None
-    try:
+    try:  # past SPOOL_MEMORY the spool is a file: a full disk (ulimit -f) lands here
         with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
-            spool = spool_lock(registry,
-                               tally(iter_compilations(registry, coverage=args.coverage)),
-                               endpoints=args.endpoints, spool_dir=spool_dir)
-    except OSError as exc:  # past SPOOL_MEMORY the spool is a file: a full disk lands here
-        where = spool_dir if spool_dir is not None else Path(tempfile.gettempdir())
-        raise CliError(f"{where}: cannot spool the lock while compiling (the lock is "
-                       f"not changed): {exc.strerror or exc}", EXIT_INPUT) from exc
+            items = tally(iter_compilations(registry, coverage=args.coverage))
+            spool = spool_lock(registry, items, endpoints=args.endpoints, spool_dir=spool_dir)
+    except OSError as exc:
+        raise CliError(f"{spool_dir or tempfile.gettempdir()}: cannot spool the lock while "
+                       f"compiling (the lock is not changed): {exc.strerror or exc}",
+                       EXIT_INPUT) from exc
     with spool:
         failed = [{"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: "
                    f"{i.error}"} for i in kept if i.error is not None]
@@ -161,9 +161,8 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         except LockFileError as exc:
             raise CliError(str(exc), EXIT_INPUT) from exc
         except OSError as exc:
-            raise CliError(
-                f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
-            ) from exc
+            raise CliError(f"{output}: cannot write the lock: {exc.strerror or exc}",
+                           EXIT_INPUT) from exc
     if args.json:
         print_json({**summary, "written": True}, ensure_ascii=True)
     else:
@@ -215,23 +214,15 @@ def _check(
             document = fresh()
             changes = diff_locks(old, document)
             inputs = input_changes(old.get("inputs") or {}, document["inputs"])
-            why = (
-                f"is out of date: {len(changes)} setting(s) changed"
-                if changes
-                else "is out of date: no setting changed, but its generator version, "
-                "inputs or formatting differ"
-            )
+            why = (f"is out of date: {len(changes)} setting(s) changed" if changes else
+                   "is out of date: no setting changed, but its generator version, inputs "
+                   "or formatting differ")
             if inputs:
                 why += "; changed input(s): " + "; ".join(inputs)
             if not as_json:
-                print(
-                    render_changes(
-                        changes,
-                        old_label=f"{output} ({old['metadata']['text']})",
-                        new_label=f"fresh compile ({document['metadata']['text']})",
-                        pairs=count_pairs(old, document),
-                    )
-                )
+                print(render_changes(changes, old_label=f"{output} ({old['metadata']['text']})",
+                                     new_label=f"fresh compile ({document['metadata']['text']})",
+                                     pairs=count_pairs(old, document)))
     if as_json:
         payload = {**summary, "up_to_date": False, "inputs_changed": inputs,
                    "changes": [c.to_dict() for c in changes]}
@@ -242,11 +233,10 @@ def _check(
 
 def _format_of(text: str) -> object:
     """The ``format`` of a lock that does not validate, when it is JSON with one."""
-    try:
+    with contextlib.suppress(ValueError):
         data = json.loads(text)
-    except ValueError:
-        return None
-    return data.get("format") if isinstance(data, dict) else None
+        return data.get("format") if isinstance(data, dict) else None
+    return None
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
