@@ -200,3 +200,21 @@ def test_a_refused_link_copies_to_a_named_file(
     write_lock(iter([b"{", b"}\n"]), target)
     assert target.read_bytes() == b"{}\n"
     assert [p.name for p in tmp_path.iterdir()] == ["capc.lock.json"]
+
+
+def test_check_lists_a_loop_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A stage's timeout_seconds 60 -> 70 changes only the entry's loop: --check lists
+    loop.timeout_seconds (it said 'no setting changed')."""
+    config = _config(tmp_path)
+    stages = tmp_path / "stages.yaml"
+    text = stages.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("  extract_invoice:\n")
+    assert sep
+    stages.write_text(f"{head}{sep}    timeout_seconds: 60.0\n{rest}", encoding="utf-8")
+    assert main(["lock", *config]) == 0
+    stages.write_text(f"{head}{sep}    timeout_seconds: 70.0\n{rest}", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["lock", *config, "--check"]) == 1
+    captured = capsys.readouterr()
+    assert "loop.timeout_seconds" in captured.out and "70.0" in captured.out
+    assert "no setting changed" not in captured.err
