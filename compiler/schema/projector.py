@@ -22,7 +22,6 @@ from compiler.schema.budgets import (
     source_problems,
 )
 from compiler.schema.checks import (
-    LocalRefs,
     is_object_schema,
     limit_violations,
     recursive_refs,
@@ -39,7 +38,7 @@ from compiler.schema.rewrites import (
     merge_ref_siblings,
     nullable,
 )
-from compiler.schema.walk import escape_pointer, schema_slot
+from compiler.schema.walk import LocalRefs, escape_pointer, schema_slot
 
 __all__ = ["Projector"]
 
