@@ -29,7 +29,7 @@ from compiler.schema.checks import (
     verify_projected,
 )
 from compiler.schema.dialects import Dialect
-from compiler.schema.frozen_json import canonical_sha256, freeze_json, thaw_json
+from compiler.schema.frozen_json import canonical_sha256, freeze_json, freeze_owned, thaw_json
 from compiler.schema.projected import WRAP_PROPERTY, Projection, SchemaChange
 from compiler.schema.rewrites import (
     ONLY_REMOVED,
@@ -101,7 +101,7 @@ class Projector:
             schema["$defs"] = defs
         blockers = self._blockers(schema)
         verify_projected(schema, d, blockers)
-        frozen = freeze_json(schema)
+        frozen = freeze_owned(schema)  # the plain tree is ours and dropped here
         return Projection(
             dialect=d.name,
             schema=frozen,
