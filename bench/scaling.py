@@ -15,7 +15,14 @@ metadata file; then one fresh process per size times:
    cost the same at every size (proportional to the pairs, not to the catalog);
 
 and reports its peak RSS. Each step is the median of ``--rounds`` runs (a fresh
-registry each run, one untimed warm-up run first).
+registry each run, one untimed warm-up run first). After each load a full garbage
+collection runs, untimed: the collector walks every object the load made (at 50,000
+models about 10 ms a full collection), and without it that debt of the load lands in
+whichever step comes next, at random. Last, with two sizes or more, the
+goals of issue 19 these figures bear on, largest size against smallest, with ``met`` or
+``NOT MET`` (``bench/goals.py``): resolve per model, the audit and the lock of the same
+pairs each at most 2x (this machine's speed drifts that much between runs; a cost in
+proportion to the catalog would be 50x from 1,000 to 50,000 models).
 
 Usage, from the repository root::
 
@@ -25,6 +32,7 @@ Usage, from the repository root::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -33,6 +41,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make ``bench`` and the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.goals import record, report
 
 ROOT = Path(__file__).resolve().parents[1]
 LARGEST = ROOT.parent / "shared" / "data" / "openrouter" / "models-all-2026-08-19.json"
@@ -66,8 +78,10 @@ def child(snapshot: Path, rounds: int) -> dict[str, float]:
     from registry.resolve.resolver import Registry
 
     def load() -> Registry:
-        return Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
-                             stages=ROOT / "stages.yaml")
+        registry = Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
+                                 stages=ROOT / "stages.yaml")
+        gc.collect()  # the load's own debt to the collector (its objects), paid untimed
+        return registry
 
     times: dict[str, list[float]] = {"load": [], "resolve": [], "audit": [], "lock": []}
     pairs = 0
@@ -125,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'lock ms':>8} {'pairs':>6} {'us/pair':>8} {'lock/audit':>10} {'peak MiB':>9}")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["CAPC_OFFLINE"] = "1"
+    measured: dict[int, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="capc-scaling-") as tmp:
         env["CAPC_CACHE_DIR"] = tmp
         for size in sizes:
@@ -144,7 +159,23 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['lock'] * 1e3:>8.1f} {pairs:>6} {r['audit'] / pairs * 1e6:>8.0f} "
                   f"{r['lock'] / r['audit']:>10.2f} {r['rss_kib'] / 1024:>9.1f}")
             snapshot.unlink()
+            measured[size] = r
+    _goals(measured)
     return 0
+
+
+def _goals(measured: dict[int, dict[str, float]]) -> None:
+    """The goals of issue 19 the series bears on: the largest size against the smallest."""
+    if len(measured) < 2:
+        return
+    small, big = min(measured), max(measured)
+    a, b = measured[small], measured[big]
+    versus = f"{big:,} models x {small:,}"
+    record(f"resolve per model, {versus}", (b["resolve"] / big) / (a["resolve"] / small), 2,
+           "x")
+    record(f"audit of the stages.yaml pairs, {versus}", b["audit"] / a["audit"], 2, "x")
+    record(f"lock of the same pairs, {versus}", b["lock"] / a["lock"], 2, "x")
+    report()
 
 
 if __name__ == "__main__":

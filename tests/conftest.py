@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,28 @@ def shared_dir() -> Path:
     return OPENROUTER
 
 
+@pytest.fixture
+def node_ready() -> Iterator[None]:
+    """Skip unless node is installed and examples/node has its packages (``npm ci``)."""
+    import shutil
+    import subprocess
+
+    node_dir = ROOT / "examples" / "node"
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    import json
+
+    wanted = json.loads((node_dir / "package.json").read_text(encoding="utf-8"))
+    if not all((node_dir / "node_modules" / n).is_dir() for n in wanted["dependencies"]):
+        if shutil.which("npm") is None:
+            pytest.skip("examples/node has no node_modules and npm is not installed")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=node_dir, check=True,
+                       capture_output=True, timeout=300)
+    yield
+
+
 # -- metadata sources (registry.sources.settings / fetch / cache / sources) -------------------
 
-from collections.abc import Iterator  # noqa: E402  (appended section)
 
 
 @pytest.fixture(autouse=True)

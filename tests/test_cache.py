@@ -266,12 +266,13 @@ def test_reads_during_a_concurrent_store_never_miss(tmp_path: Path) -> None:
 
 
 def test_a_models_entry_keeps_its_core_part(cache: MetadataCache) -> None:
-    """A stored models list carries its core fields (a smaller body of the same shape);
-    endpoints entries carry none."""
+    """A stored models list carries its core fields (a smaller body of the same shape,
+    with two short numbers a model saying where its entry sits: about 53% of the seed,
+    whose descriptions are cut short); endpoints entries carry none."""
     payload = models_payload()
     entry, _ = cache.store(URL, payload, kind="models", fetched_at=NOW, max_shrink=0.5)
     assert entry.core == core_json(payload)
-    assert entry.core is not None and len(entry.core) < len(payload) // 2
+    assert entry.core is not None and len(entry.core) < len(payload) * 3 // 5
     got = cache.get(URL)
     assert got is not None and (got.core, got.payload) == (entry.core, payload)
     url = "https://openrouter.ai/api/v1/models/openai/gpt-4o/endpoints"

@@ -7,10 +7,8 @@ from __future__ import annotations
 import collections
 import json
 import os
-import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -154,19 +152,6 @@ class _Server:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
-
-
-@pytest.fixture
-def node_ready() -> Iterator[None]:
-    """Skip unless node is installed and examples/node has its packages (``npm ci``)."""
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
-    if not (NODE_DIR / "node_modules" / "openai").is_dir():
-        if shutil.which("npm") is None:
-            pytest.skip("examples/node has no node_modules and npm is not installed")
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True,
-                       capture_output=True, timeout=300)
-    yield
 
 
 @pytest.mark.usefixtures("node_ready")

@@ -229,22 +229,26 @@ def test_element_not_an_object() -> None:
 
 
 def test_field_error_names_index_id_and_field() -> None:
-    """A field of an impossible type is wrapped; the message names index, id and field."""
-    payload = [{"id": "a/b"}, {"id": "c/d", "top_provider": {"context_length": "lots"}}]
+    """A body whose models are mostly malformed is refused whole; the message names the
+    first one's index, id and field."""
+    payload = [{"id": "a/b", "top_provider": {"is_moderated": "lots"}},
+               {"id": "c/d", "architecture": 5}, {"id": "e/f"}]
     with pytest.raises(MetadataError) as info:
         parse_models(payload, source="src")
     message = str(info.value)
     assert "src" in message
-    assert "model #1" in message
-    assert "'c/d'" in message
-    assert "top_provider.context_length" in message
+    assert "model #0" in message
+    assert "'a/b'" in message
+    assert "top_provider.is_moderated" in message
+    assert "(and errors in 1 other model(s))" in message
     assert isinstance(info.value.__cause__, pydantic.ValidationError)
 
 
-def test_bad_price_string_is_wrapped() -> None:
-    """A price that is not a decimal string raises MetadataError, not a pydantic error."""
-    with pytest.raises(MetadataError, match=r"pricing\.prompt"):
-        parse_models([{"id": "a/b", "pricing": {"prompt": "cheap"}}], source="src")
+def test_bad_price_string_is_unknown_with_a_note() -> None:
+    """A price that is no number at all reads as unknown, recorded for the note."""
+    (model,) = parse_models([{"id": "a/b", "pricing": {"prompt": "cheap"}}], source="src")
+    assert model.pricing is not None and model.pricing.prompt is None
+    assert model.out_of_range == {"pricing.prompt": 'a string "cheap"'}
 
 
 def test_read_json_truncated_file_gives_line() -> None:
@@ -335,8 +339,8 @@ def test_parse_endpoints_bad_shapes(payload: object, fragment: str) -> None:
 
 def test_parse_endpoints_field_error() -> None:
     """A bad endpoint field is wrapped with the model id and the field path."""
-    payload = {"data": {"id": "a/b", "endpoints": [{"context_length": "big"}]}}
-    with pytest.raises(MetadataError, match=r"'a/b'.*endpoints\.0\.context_length"):
+    payload = {"data": {"id": "a/b", "endpoints": [{"quantization": 5}]}}
+    with pytest.raises(MetadataError, match=r"'a/b'.*endpoints\.0\.quantization"):
         parse_endpoints(payload, source="ep")
 
 
@@ -388,7 +392,7 @@ def test_one_pass_parse_equals_decode_then_parse(path: Path) -> None:
     [
         b'[{"id": "a/b"}]',  # a bare array: parse_models accepts it, the fast path does not
         b'{"data": [{"name": "no id"}]}',
-        b'{"data": [{"id": "a/b", "context_length": "many"}]}',
+        b'{"data": [{"id": "a/b", "alias_target": "many"}]}',  # parse_models mends it
         b'{"data": [{"id": "a/b"}',  # truncated
         b"<html>login</html>",
         b'{"error": {"code": 401, "message": "no"}}',

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import registry.metadata.core as core_module
+import registry.metadata.lazy as lazy_module
 from registry.errors import MetadataError
 from registry.metadata.catalog import load_catalog
 from registry.metadata.parse import parse_models, read_json
@@ -72,7 +73,8 @@ def test_a_body_the_scanner_refuses_is_decoded_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without spans the models are still built one at a time, with the same errors."""
-    monkeypatch.setattr(core_module, "model_spans", lambda raw: None)
+    monkeypatch.setattr(core_module, "model_spans", lambda raw, read=None: None)
+    monkeypatch.setattr(lazy_module, "model_spans", lambda raw, read=None: None)
     path = tmp_path / "models.json"
     path.write_text(json.dumps({"data": [{"id": "a/b", "name": "A"},
                                          {"id": "c/d", "architecture": {"tokenizer": 5}}]}))

@@ -88,8 +88,8 @@ def register(sub: Any) -> dict[str, Handler]:
         "the same models.yaml and stages.yaml. Exit 0 when nothing changed, 1 when something "
         "did, 2 for unreadable or mixed inputs.",
     )
-    diff.add_argument("old", metavar="OLD", help="old lock file or models list")
-    diff.add_argument("new", metavar="NEW", help="new lock file or models list")
+    diff.add_argument("old", metavar="OLD", help="old lock file or models list (- for stdin)")
+    diff.add_argument("new", metavar="NEW", help="new lock file or models list (- for stdin)")
     diff.add_argument("--html", metavar="FILE",
                       help="also write the changed pairs as one self-contained HTML page")
     add_common_options(diff, metadata=False)  # OLD and NEW are the metadata

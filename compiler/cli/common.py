@@ -118,16 +118,16 @@ def add_common_options(
         parser.add_argument(
             "--metadata",
             metavar="PATH",
-            help="OpenRouter models list: a file path, file:// or http(s):// URL; default: "
-            "OpenRouter's list through the cache (fresh cache, fetch, stale cache, bundled "
-            "seed)",
+            help="OpenRouter models list: a file path (- for stdin), file:// or http(s):// "
+            "URL; default: OpenRouter's list through the cache (fresh cache, fetch, stale "
+            "cache, bundled seed)",
         )
     parser.add_argument(
-        "--models", metavar="PATH", help="models.yaml (default: ./models.yaml when present)"
+        "--models", metavar="PATH", help="models.yaml (- for stdin; default: ./models.yaml)"
     )
     if stages:
         parser.add_argument(
-            "--stages", metavar="PATH", help="stages.yaml (default: ./stages.yaml when present)"
+            "--stages", metavar="PATH", help="stages.yaml (- for stdin; default: ./stages.yaml)"
         )
     parser.add_argument("--json", action="store_true",
                         help='print one JSON object (an error too: {"ok": false, "error": ...})')

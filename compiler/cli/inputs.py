@@ -8,10 +8,10 @@ through the locale), so an invalid byte is reported with its offset, not echoed.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from compiler.cli.common import EXIT_INPUT, CliError
+from registry.boundedread import STDIN, InputTooLarge, read_at_most
 
 __all__ = ["MAX_MESSAGES_BYTES", "read_input_bytes", "read_input_text", "spooled"]
 
@@ -26,23 +26,11 @@ def read_input_bytes(spec: str, limit: int, what: str) -> bytes:
         OSError: the file cannot be read.
         CliError: (exit 2) the input is larger than ``limit``.
     """
-    if spec == "-":
-        stream = getattr(sys.stdin, "buffer", None)  # a StringIO stand-in has none
-        raw = (
-            stream.read(limit + 1)
-            if stream is not None
-            else sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
-        )
-    else:
-        with Path(spec).open("rb") as handle:
-            raw = handle.read(limit + 1)
-    if len(raw) > limit:
-        where = "stdin" if spec == "-" else spec
-        raise CliError(
-            f"{where}: {what} larger than the {limit:,}-byte limit; is it the right file?",
-            EXIT_INPUT,
-        )
-    return raw
+    try:
+        return read_at_most(spec, limit)
+    except InputTooLarge as exc:
+        where = "stdin" if spec == STDIN else spec
+        raise CliError(f"{where}: {what} {exc}; is it the right file?", EXIT_INPUT) from exc
 
 
 def read_input_text(spec: str, limit: int, what: str) -> str:

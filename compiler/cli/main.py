@@ -22,7 +22,7 @@ from compiler.cli import interrupt
 if TYPE_CHECKING:
     import argparse
 
-    from compiler.cli.common import Handler
+    from compiler.cli.common import CliError, Handler
 
 __all__ = ["COMMANDS", "main", "run"]
 
@@ -154,12 +154,17 @@ def _main(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     try:
         args, extras = parser.parse_known_args(argv)
-        if extras:  # named against the command, not the top-level parser
-            raise unrecognized(f"capc {args.command}", extras)
     except CliError as exc:  # a usage error (CapcParser.error)
-        return report_error(exc, exc.code, as_json="--json" in words)
+        # An unknown option or command is named before what it made argparse miss.
+        first = _unknown_word(parser, words) or exc
+        return report_error(first, first.code, as_json="--json" in words)
+    if extras:  # named against the command, unless one came before it
+        error = _unknown_word(parser, words, after=False) or unrecognized(
+            f"capc {args.command}", extras)
+        return report_error(error, error.code, as_json="--json" in words)
     as_json = bool(getattr(args, "json", False))
     try:
+        _stdin_inputs(args)
         with warnings.catch_warnings(), notes_on_stderr():
             warnings.showwarning = _show_warning
             return handlers[args.command](args)
@@ -175,6 +180,73 @@ def _main(argv: Sequence[str] | None) -> int:
         if code is None:
             raise
         return report_error(exc, code, as_json=as_json)
+
+
+#: Every option or argument that names an input file, as spelt on the command line.
+_INPUTS = {"metadata": "--metadata", "models": "--models", "stages": "--stages",
+           "endpoints": "--endpoints", "messages": "--messages", "file": "FILE",
+           "old": "OLD", "new": "NEW"}  # fmt: skip
+
+
+def _stdin_inputs(args: argparse.Namespace) -> None:
+    """``-`` is standard input for every input file: one such option at most (standard
+    input is read once), passed on as ``/dev/stdin`` to the readers that take a path
+    (``--messages`` and ``capc reply``'s FILE read ``-`` themselves).
+
+    Raises:
+        CliError: (exit 2, usage) two inputs are ``-``.
+    """
+    from compiler.cli.common import EXIT_INPUT, CliError
+
+    named = [key for key in _INPUTS if getattr(args, key, None) == "-"]
+    if len(named) > 1:
+        raise CliError(f"{' and '.join(_INPUTS[key] for key in named)} are each '-': standard "
+                       "input can be read once, so at most one input may be '-'", EXIT_INPUT,
+                       kind="usage")  # fmt: skip
+    for key in named:
+        if key not in ("messages", "file"):
+            setattr(args, key, "/dev/stdin")
+
+
+def _unknown_word(
+    parser: argparse.ArgumentParser, words: list[str], *, after: bool = True
+) -> CliError | None:
+    """The usage error of the first word neither ``capc`` nor its command knows: an option
+    before the command (``capc --bogus``: ``unrecognized arguments``), a command that
+    does not exist (``invalid choice``, with a did-you-mean), or an option after the
+    command (``capc compile --bogus``, reported before the STAGE and MODEL it lacks;
+    only when ``after``)."""
+    import argparse
+    import difflib
+
+    from compiler.cli.common import EXIT_INPUT, SHARED_OPTIONS, CliError, unrecognized
+
+    known = {"-h", "--help", "--version"}
+    for index, word in enumerate(words):
+        if word == "--" or word in known:
+            return None
+        if word.startswith("-"):
+            name = word.split("=", 1)[0]
+            close = difflib.get_close_matches(name, ["--help", "--version"], n=1, cutoff=0.7)
+            place = (f" (an option of a command goes after it: capc COMMAND {name})"
+                     if name in SHARED_OPTIONS else f" (did you mean {close[0]!r}?)" if close
+                     else "")
+            return CliError(f"unrecognized arguments: {word}{place} (see 'capc --help')",
+                            EXIT_INPUT, kind="usage")  # fmt: skip
+        if word not in COMMANDS:
+            close = difflib.get_close_matches(word, list(COMMANDS), n=3, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+            return CliError(f"argument COMMAND: invalid choice: {word!r}{hint}; choose from "
+                            + ", ".join(COMMANDS) + " (see 'capc --help')", EXIT_INPUT,
+                            kind="usage")  # fmt: skip
+        if not after:
+            return None
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        options = sub.choices[word]._option_string_actions
+        extras = [w for w in words[index + 1:] if w.startswith("-") and w != "-"
+                  and w.split("=", 1)[0] not in options]
+        return unrecognized(f"capc {word}", extras[:1]) if extras else None
+    return None
 
 
 class _StdoutError(Exception):

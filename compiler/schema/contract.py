@@ -21,7 +21,9 @@ import importlib.util
 import os
 import re
 import sys
+import sysconfig
 import threading
+import traceback
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -225,7 +227,8 @@ def load_contract(spec: str, *, base_dir: Path) -> OutputContract:
             "'relative/path.py:ClassName'"
         )
     is_file = module_part.endswith(".py") or "/" in module_part or "\\" in module_part
-    module = _load_file(module_part, base_dir) if is_file else _import_module(module_part)
+    module = (_load_file(module_part, base_dir, spec) if is_file
+              else _import_module(module_part, spec))
     where = f"file {module_part!r}" if is_file else f"module {module_part!r}"
     target: Any = module
     walked: list[str] = []
@@ -301,19 +304,44 @@ def _guarded_import(what: str) -> Iterator[None]:
     except (SystemExit, KeyboardInterrupt) as exc:
         detail = f" (code {exc.code!r})" if isinstance(exc, SystemExit) else ""
         raise ContractError(
-            f"{what} cannot be imported: it raised {type(exc).__name__}{detail} while "
-            "executing; a contract module must only define types"
+            f"{what} cannot be imported: {_error_site(exc)}it raised {type(exc).__name__}"
+            f"{detail} while executing; a contract module must only define types"
         ) from exc
     except Exception as exc:  # ImportError, SyntaxError, or anything the module raises
-        raise ContractError(f"{what} cannot be imported: {type(exc).__name__}: {exc}") from exc
+        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        detail = " ".join(f"{type(exc).__name__}: {text}".split())  # one line
+        raise ContractError(f"{what} cannot be imported: {_error_site(exc)}{detail}") from exc
 
 
-def _import_module(name: str) -> types.ModuleType:
-    with _LOAD_LOCK, _guarded_import(f"contract module {name!r}"):
+def _error_site(exc: BaseException) -> str:
+    """``file:line: `` where ``exc`` arose: a ``SyntaxError``'s own position, else the
+    innermost frame outside the import machinery (``""`` when every frame is in it, as
+    for a module that is not found at all). A path under the current directory is
+    shown relative to it."""
+    file, line = (exc.filename, exc.lineno) if isinstance(exc, SyntaxError) else (None, None)
+    if file is None:
+        frames = [(f.f_code.co_filename, n) for f, n in traceback.walk_tb(exc.__traceback__)]
+        frames = [(name, n) for name, n in frames if not name.startswith("<")
+                  and Path(name).parent != _IMPORTLIB and name != __file__]
+        own = [(name, n) for name, n in frames if not name.startswith(_LIBRARIES)]
+        if not frames:
+            return ""
+        file, line = (own or frames)[-1]  # the caller's own code before a library's
+    shown = os.path.relpath(file) if Path(file).is_absolute() else file
+    shown = file if shown.startswith("..") else shown
+    return f"{shown}:{line}: " if line else f"{shown}: "
+
+
+_IMPORTLIB = Path(importlib.__file__ or ".").parent
+_LIBRARIES = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "purelib", "platlib")})
+
+
+def _import_module(name: str, ref: str) -> types.ModuleType:
+    with _LOAD_LOCK, _guarded_import(f"contract {ref!r}"):
         return importlib.import_module(name)
 
 
-def _load_file(relative: str, base_dir: Path) -> types.ModuleType:
+def _load_file(relative: str, base_dir: Path, ref: str) -> types.ModuleType:
     path = (base_dir / relative).resolve()
     with _LOAD_LOCK:
         if path in _FILE_MODULES:
@@ -329,7 +357,7 @@ def _load_file(relative: str, base_dir: Path) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module  # pydantic resolves forward references through it
         try:
-            with _guarded_import(f"contract file {relative!r}"):
+            with _guarded_import(f"contract {ref!r}"):
                 spec.loader.exec_module(module)
         except BaseException:
             sys.modules.pop(module_name, None)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import ToolError
+from registry.boundedread import InputTooLarge, read_at_most
 
 __all__ = ["MAX_SCHEMA_FILE_BYTES", "load_schema_file"]
 
@@ -91,12 +92,10 @@ def load_schema_file(name: str, spec: str, base_dir: Path) -> dict[str, Any]:
                     else "not a regular file")
             raise ToolError(f"{where} is {kind}; input_schema names a regular JSON file "
                             "(or /dev/stdin)")
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_SCHEMA_FILE_BYTES + 1)
-        if len(raw) > MAX_SCHEMA_FILE_BYTES:
-            raise ToolError(f"{where} has more than the {MAX_SCHEMA_FILE_BYTES} bytes a tool "
-                            "schema may have")
-        text = raw.decode("utf-8")
+        text = read_at_most(path, MAX_SCHEMA_FILE_BYTES).decode("utf-8")
+    except InputTooLarge:
+        raise ToolError(f"{where} has more than the {MAX_SCHEMA_FILE_BYTES} bytes a tool "
+                        "schema may have") from None
     except OSError as exc:
         raise ToolError(f"{where} cannot be read: {exc.strerror or exc} (the path is "
                         "relative to the stages.yaml directory)") from None

@@ -14,14 +14,38 @@ import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { RE2JS } from "re2js";
+import { admitText, fanOut, nonFinite, tooLong } from "./bounds.mjs";
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-addFormats(ajv);
-const validators = new Map(); // key -> compiled Ajv validator
+// A contract's `regex_engine` says how its `pattern`s run in Python: `rust-regex`
+// (pydantic-core's default, linear time) or `python-re` (Python's `re`, backtracking).
+// Here the first runs with RE2 (re2js: linear time, no look-around or back-references; a
+// pattern it cannot compile falls back to RegExp, as the Python reader falls back to
+// `re`), the second with JavaScript's RegExp, which backtracks like `re`.
+function linearRegExp(pattern, flags) {
+  try {
+    return RE2JS.compile(pattern);
+  } catch {
+    return new RegExp(pattern, flags);
+  }
+}
+linearRegExp.code = "linearRegExp"; // Ajv names the function in generated code
 
-function validatorFor(key, schema) {
-  if (!validators.has(key)) validators.set(key, ajv.compile(schema));
-  return validators.get(key);
+const ajvs = new Map(); // engine -> Ajv instance
+const validators = new Map(); // engine + key -> compiled Ajv validator
+
+function validatorFor(key, schema, engine = "rust-regex") {
+  const id = `${engine}|${key}`;
+  if (!validators.has(id)) {
+    if (!ajvs.has(engine)) {
+      const linear = engine !== "python-re";
+      const ajv = new Ajv2020({ allErrors: true, strict: false, ...(linear ? { code: { regExp: linearRegExp } } : {}) });
+      addFormats(ajv);
+      ajvs.set(engine, ajv);
+    }
+    validators.set(id, ajvs.get(engine).compile(schema));
+  }
+  return validators.get(id);
 }
 
 /** The body to POST for one attempt: request + [instructions, ...messages]. */
@@ -131,7 +155,7 @@ function undoNulls(value, node, pointer, ctx, seen = new Set()) {
     const branches = node[key];
     if (!Array.isArray(branches)) continue;
     const index = branches.findIndex((b, i) =>
-      validatorFor(`${ctx.schemaKey}${pointer}/${key}/${i}`, { ...b, $defs: ctx.root.$defs })(value));
+      validatorFor(`${ctx.schemaKey}${pointer}/${key}/${i}`, { ...b, $defs: ctx.root.$defs }, ctx.engine)(value));
     if (index >= 0) undoNulls(value, branches[index], `${pointer}/${key}/${index}`, ctx, seen);
   }
   for (const [i, b] of (node.allOf ?? []).entries()) undoNulls(value, b, `${pointer}/allOf/${i}`, ctx, seen);
@@ -159,9 +183,8 @@ function steps(instancePath, data) {
   return out;
 }
 
-// Ajv runs `pattern` with JS RegExp, which backtracks (for every contract, whatever its
-// regex_engine): as compiler.reply.bounds.MAX_PYTHON_RE_CHARS does for python-re, a string
-// or key longer than this is refused before Ajv runs a pattern on it.
+// Under python-re, RegExp backtracks as `re` does: as compiler.reply.bounds.MAX_PYTHON_RE_CHARS
+// does in Python, a string or key longer than this is refused before a pattern runs on it.
 const MAX_PATTERN_CHARS = 10_000;
 const patterned = new Map(); // contract hash -> whether its schema has a pattern
 
@@ -191,15 +214,22 @@ function longString(data, where) {
 /** Apply the recipe and validate: {valid, value} or {valid: false, errors: [{path, message}]}. */
 export function parseReply(lock, recipe, text) {
   if (typeof text !== "string") return { valid: false, errors: [{ path: "$", message: "no reply text" }] };
+  const { schema, regex_engine: engine = "rust-regex" } = lock.contracts[recipe.contract];
+  const size = tooLong(text);
+  if (size) return { valid: false, errors: [size] };
   if (recipe.strip_fence) text = unfence(text);
+  const bound = admitText(text, fanOut(recipe.contract, schema));
+  if (bound) return { valid: false, errors: [bound] };
   let data;
   try {
     data = JSON.parse(text);
   } catch (err) {
     return { valid: false, errors: [{ path: "$", message: `Invalid JSON: ${err.message}` }] };
   }
+  const infinite = nonFinite(data, [], jsonPath);
+  if (infinite.length) return { valid: false, errors: infinite };
   const root = lock.schemas[recipe.schema];
-  undoNulls(data, root, "", { root, absent: new Set(recipe.absent_nulls), schemaKey: recipe.schema });
+  undoNulls(data, root, "", { root, absent: new Set(recipe.absent_nulls), schemaKey: recipe.schema, engine });
   let where = [];
   if (recipe.wrapped_root !== null) {
     if (data === null || typeof data !== "object" || Array.isArray(data)) {
@@ -211,21 +241,21 @@ export function parseReply(lock, recipe, text) {
     data = data[recipe.wrapped_root];
     where = [recipe.wrapped_root];
   }
-  const schema = lock.contracts[recipe.contract].schema;
-  const long = hasPattern(recipe.contract, schema) ? longString(data, where) : null;
+  const long = engine === "python-re" && hasPattern(recipe.contract, schema) ? longString(data, where) : null;
   if (long) return { valid: false, errors: [long] };
-  const errors = check(`contract:${recipe.contract}`, schema, schema, data, where);
-  return errors.length ? { valid: false, errors } : { valid: true, value: data };
+  const errors = check(`contract:${recipe.contract}`, schema, schema, data, where, engine);
+  return errors.length ? { valid: false, errors: firstErrors(errors) } : { valid: true, value: data };
 }
 
 const isNull = (branch) => branch && branch.type === "null" && Object.keys(branch).length === 1;
 
 // Validate `data` against `node` (inside `root`); errors as {path, message}. A failed
 // anyOf/oneOf whose value is not null and that has one non-null branch reports that
-// branch's errors (an Optional field: the errors pydantic reports), else its own.
-function check(key, root, node, data, where) {
+// branch's errors (an Optional field: the errors pydantic reports), else only its own
+// error at the value (not every branch's).
+function check(key, root, node, data, where, engine) {
   const schema = node === root ? root : { ...node, $defs: root.$defs };
-  const validate = validatorFor(key, schema);
+  const validate = validatorFor(key, schema, engine);
   if (validate(data)) return [];
   const found = validate.errors.map((e) => ({ ...e, at: steps(e.instancePath, data) }));
   const unions = found.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf")
@@ -237,19 +267,46 @@ function check(key, root, node, data, where) {
     const value = u.at.reduce((v, s) => v?.[s], data);
     const branches = resolve(schema, u.schemaPath.replace(/\/(anyOf|oneOf)$/, ""))?.[u.keyword] ?? [];
     const real = branches.filter((b) => !isNull(b));
-    if (value === null || real.length !== 1) continue;
     const prefix = u.instancePath;
-    kept = kept.filter((e) => !(e.instancePath === prefix || e.instancePath.startsWith(prefix + "/")));
-    extra.push(...check(`${key}${u.schemaPath}`, root, real[0], value, [...where, ...u.at]));
+    const under = (e) => e.instancePath === prefix || e.instancePath.startsWith(prefix + "/");
+    if (value === null) continue;
+    if (real.length !== 1) {
+      // no branch matched: one error at the value, as jsonschema (and pydantic) report it
+      kept = kept.filter((e) => e === u || !under(e));
+      continue;
+    }
+    kept = kept.filter((e) => !under(e));
+    extra.push(...check(`${key}${u.schemaPath}`, root, real[0], value, [...where, ...u.at], engine));
   }
   return [
     ...kept.map((e) => {
       const at = [...where, ...e.at];
+      const order = at.map(String);
       if (e.keyword === "required") at.push(e.params.missingProperty);
-      return { path: jsonPath(at), message: e.message };
+      return { path: jsonPath(at), message: e.message, order };
     }),
     ...extra,
   ];
+}
+
+// compiler.reply.parse.MAX_REPLY_ERRORS: the errors listed; a last one at $ counts the rest.
+const MAX_REPLY_ERRORS = 50;
+
+// The first errors in the Python readers' order (by the value's path, step by step, each
+// step compared as text), then one line for the rest.
+function firstErrors(errors) {
+  const before = (a, b) => {
+    for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
+      if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+    }
+    return a.length - b.length;
+  };
+  const sorted = errors.map((e, i) => [e, i]).sort(([a, i], [b, j]) => before(a.order, b.order) || i - j);
+  const shown = sorted.slice(0, MAX_REPLY_ERRORS).map(([{ path, message }]) => ({ path, message }));
+  if (errors.length > MAX_REPLY_ERRORS) {
+    shown.push({ path: "$", message: `... and ${errors.length - MAX_REPLY_ERRORS} more errors (MAX_REPLY_ERRORS)` });
+  }
+  return shown;
 }
 
 /** Send every attempt in order until one is answered; return the parsed reply. */

@@ -40,6 +40,7 @@ from typing import Any, Final
 
 import yaml
 
+from registry.boundedread import InputTooLarge, read_at_most
 from registry.declarations.yamlcompose import (
     compose_single,
     counting_loader,
@@ -230,17 +231,13 @@ def _load(loader: Any, text: str, file: str, expect_key: str, max_nodes: int) ->
 
 def _read_text(file: str) -> str:
     try:
-        with Path(file).open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+        raw = read_at_most(Path(file), MAX_BYTES)
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
         raise DeclarationError(f"cannot read file: {reason}", file=file) from exc
-    if len(raw) > MAX_BYTES:
-        raise DeclarationError(
-            f"the file is larger than the {MAX_BYTES:,}-byte limit for a declaration file; "
-            "is it the right file?",
-            file=file,
-        )
+    except InputTooLarge as exc:
+        raise DeclarationError(f"the file is {exc} for a declaration file; is it the right "
+                               "file?", file=file) from exc
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

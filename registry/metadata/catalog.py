@@ -19,14 +19,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from registry.errors import MetadataError, UnknownModelError, closest
-from registry.metadata.core import (
-    CoreFields,
-    LazyModels,
-    core_of,
-    index_models,
-    lazy_models,
-    read_only,
-)
+from registry.metadata.core import CoreFields, core_of, read_only
+from registry.metadata.lazy import LazyModels, index_models, lazy_models
 from registry.metadata.parse import (
     parse_endpoints,
     parse_endpoints_bundle,
@@ -78,7 +72,7 @@ class Catalog:
 
     A catalog loaded from a file, the seed or the cache validates the core fields when
     it loads and builds each model of :attr:`models` on that model's first lookup (see
-    :class:`registry.metadata.core.LazyModels`); a malformed field outside the core is
+    :class:`registry.metadata.lazy.LazyModels`); a malformed field outside the core is
     then reported by the lookup of that model (or by ``models.values()``, which builds
     every model), as :class:`~registry.errors.MetadataError`.
     """

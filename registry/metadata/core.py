@@ -1,4 +1,4 @@
-"""The few metadata fields resolution reads, parsed on their own; full models on demand.
+"""The few metadata fields resolution reads, parsed on their own.
 
 Resolving a model reads eight values of its ``GET /api/v1/models`` entry (and an
 alias's ``alias_target.slug``): ``supported_parameters``, ``context_length``,
@@ -7,31 +7,33 @@ alias's ``alias_target.slug``): ``supported_parameters``, ``context_length``,
 ``pricing.completion``. Validating only those (a
 :class:`MetadataCore` per model) is several times cheaper than validating each whole
 :class:`~registry.metadata.shapes.ModelInfo`, so a catalog validates the core fields when it
-loads and each full model only when something asks for that model (:class:`LazyModels`,
-made by :func:`lazy_models`): ``capc compile`` and a sweep over every model never
-build one, the audit's price tiers build those of the models they price, ``capc
-models`` builds every one.
+loads and each full model only when something asks for that model
+(:class:`~registry.metadata.lazy.LazyModels`): ``capc compile`` and a sweep over every
+model never build one, the audit's price tiers build those of the models they price,
+``capc models`` builds every one.
+
+A load reads the core fields in the same walk that finds where each model's entry
+starts and ends (:func:`scan_cores`), and a cached list keeps both (:func:`core_json`),
+so a full model is decoded from its own bytes, never by walking the other models'.
 
 The core follows the rules of :mod:`registry.metadata.shapes` exactly (an out-of-range
 limit or price is ``None``, see :mod:`registry.metadata.ranges`; prices are exact
-:class:`~decimal.Decimal` values in USD per token); a test compares both parsers on
+:class:`~decimal.Decimal` values in USD per token); a test compares the parsers on
 every shared snapshot.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
+import itertools
+from collections.abc import Mapping
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Annotated, Any, NotRequired
 
-from pydantic import BeforeValidator, TypeAdapter, ValidationError
-from pydantic_core import from_json
+from pydantic import BeforeValidator, TypeAdapter
 from typing_extensions import TypedDict
 
-from registry.errors import MetadataError
-from registry.metadata.parse import format_errors, parse_models, parse_models_json
 from registry.metadata.ranges import OUT_OF_RANGE, screen
 from registry.metadata.shapes import ModelInfo
 from registry.metadata.spans import ModelSpans, model_spans
@@ -39,14 +41,13 @@ from registry.metadata.spans import ModelSpans, model_spans
 __all__ = [
     "CORE_FORMAT",
     "CoreFields",
-    "LazyModels",
     "MetadataCore",
     "core_json",
     "core_of",
-    "index_models",
-    "lazy_models",
     "parse_core_json",
+    "parse_core_part",
     "read_only",
+    "scan_cores",
 ]
 
 
@@ -105,8 +106,20 @@ class MetadataCore(TypedDict):
     out_of_range: NotRequired[dict[str, str]]
 
 
+_Core = Annotated[MetadataCore, BeforeValidator(screen)]
+
+
 class _CoreResponse(TypedDict):
-    data: list[Annotated[MetadataCore, BeforeValidator(screen)]]
+    data: list[_Core]
+
+
+class _CorePart(TypedDict):
+    """A stored core part: the core fields, and where each model's entry sits in the
+    body (``spans``, two integers a model: the bytes from the end of the entry before,
+    or from the start of the body, to its start, then its length in bytes)."""
+
+    data: list[_Core]
+    spans: NotRequired[list[int]]
 
 
 @functools.cache
@@ -115,34 +128,101 @@ def _core_response() -> TypeAdapter[_CoreResponse]:
     return TypeAdapter(_CoreResponse)
 
 
-CORE_FORMAT = 4
+@functools.cache
+def _core_part() -> TypeAdapter[_CorePart]:
+    """The validator (and writer) of a stored core part."""
+    return TypeAdapter(_CorePart)
+
+
+@functools.cache
+def _one_core() -> TypeAdapter[_Core]:
+    """The validator of one model's core fields, for :func:`scan_cores`."""
+    return TypeAdapter(_Core)
+
+
+CORE_FORMAT = 5
 """Version of the core body :func:`core_json` writes. Bump it whenever the fields of
 :class:`MetadataCore` or the rules that read them change (a stricter type, what counts
-as an unknown price...): a stored core body holds values already read by those rules,
-so a body stored by an older version must not be read as if it were current
-(format 3: ``alias_target`` and ``out_of_range`` added; 4: string, boolean and
-fractional limits, limits above 2^31 and prices above their ceilings out of range)."""
+as an unknown price...), or what else the part holds: a stored core body holds values
+already read by those rules, so a body stored by an older version must not be read as
+if it were current (format 3: ``alias_target`` and ``out_of_range`` added; 4: string,
+boolean and fractional limits, limits above 2^31 and prices above their ceilings out of
+range; 5: ``spans``, where each model's entry starts and ends in the body)."""
 
 
 def core_json(raw: bytes) -> bytes | None:
     """Return the core fields of a ``{"data": [...]}`` response body as a body of the same
-    shape holding only them (15-30% of the bytes of OpenRouter's lists: no descriptions).
+    shape holding only them (15-30% of the bytes of OpenRouter's lists: no descriptions),
+    plus where each model's entry sits in ``raw``.
 
     Reading the result with :func:`parse_core_json` gives exactly what reading ``raw``
     gives (the same values, types and decimal spellings), so a cache can store it beside
-    the body and skip scanning the whole body on every load.
+    the body and skip scanning the whole body on every load; :func:`parse_core_part`
+    also reads the offsets, so one model is decoded from ``raw`` alone.
 
     Args:
         raw: the response body as UTF-8 JSON.
 
     Returns:
-        The core body (UTF-8 JSON; prices as decimal strings in USD per token), or
-        ``None`` when :func:`parse_core_json` does not read ``raw``.
+        The core body (UTF-8 JSON: ``{"data": [...], "spans": [gap, length, ...]}``,
+        prices as decimal strings in USD per token; ``spans`` holds, per model, the
+        bytes of ``raw`` between the entry before (or the start) and this one, then the
+        entry's length in bytes, and is absent when the body cannot be walked element by
+        element), or ``None`` when :func:`parse_core_json` does not read ``raw``.
     """
     cores = parse_core_json(raw)
     if cores is None:
         return None
-    return _core_response().dump_json({"data": cores}, exclude_unset=True)
+    part: dict[str, Any] = {"data": cores}
+    found = model_spans(raw)
+    if found is not None and len(found.spans) == len(cores):
+        steps: list[int] = []
+        end = 0
+        for start, stop in found.spans:  # short numbers: a gap and a length a model
+            steps += (start - end, stop - start)
+            end = stop
+        part["spans"] = steps
+    return _core_part().dump_json(part, exclude_unset=True)  # type: ignore[arg-type]
+
+
+def parse_core_part(
+    core: bytes, size: int
+) -> tuple[list[MetadataCore], list[tuple[int, int]] | None] | None:
+    """Read a core part written by :func:`core_json` for a body of ``size`` bytes.
+
+    Returns:
+        The core fields and, when the part holds well-formed offsets (two a model, each
+        entry inside the body, not empty, and after the one before), the ``(start,
+        end)`` byte offsets of each model's entry; ``None`` when the part does not
+        parse.
+    """
+    try:
+        part = _core_part().validate_json(core)
+    except ValueError:  # pydantic's ValidationError included
+        return None
+    cores, steps = part["data"], part.get("spans")
+    if (steps is None or len(steps) != 2 * len(cores) or not steps
+            or min(steps) < 0 or min(steps[1::2]) < 1):
+        return cores, None
+    bounds = list(itertools.accumulate(steps))  # start, end, start, end, ... in bytes
+    if bounds[-1] > size:
+        return cores, None
+    return cores, list(zip(bounds[::2], bounds[1::2], strict=True))
+
+
+def scan_cores(raw: bytes) -> ModelSpans | None:
+    """Validate the core fields of every model of a ``{"data": [...]}`` body in the walk
+    that finds where each model's entry sits (:func:`registry.metadata.spans.model_spans`).
+
+    Returns:
+        The spans, with one :class:`MetadataCore` per element in
+        :attr:`~registry.metadata.spans.ModelSpans.values` (the same values
+        :func:`parse_core_json` reads); ``None`` when the body is not that shape, the
+        walk declines it (e.g. a number of more than 4,300 digits) or a core field has an
+        impossible type (then :func:`parse_core_json`, and after it
+        :func:`~registry.metadata.parse.parse_models`, decide).
+    """
+    return model_spans(raw, _one_core().validate_python)
 
 
 def parse_core_json(raw: bytes) -> list[MetadataCore] | None:
@@ -211,189 +291,3 @@ def core_of(info: ModelInfo) -> dict[str, Any]:
     return core
 
 
-class LazyModels(Mapping[str, ModelInfo]):
-    """Models by id whose full :class:`ModelInfo` objects are built one at a time, on use.
-
-    Holds the core fields of every model from the start. Ids, order, ``len``, ``in``
-    and :meth:`core` never build anything; a value lookup builds that one model
-    (``build``) and keeps it, so pricing 14 models of a 50,000-model catalog builds 14
-    objects. Build one with :func:`lazy_models`.
-
-    Args:
-        cores: core fields by id, in source order.
-        build: returns the full model of one listed id.
-        build_all: returns every model in source order (used by :meth:`values` and
-            :meth:`items`; a malformed model anywhere then raises).
-
-    Raises:
-        MetadataError: from a value lookup, when ``build`` finds a field outside the
-            core fields of *that* model malformed (naming source, index, id and field);
-            another model's malformed field only when that model is looked up.
-    """
-
-    def __init__(self, cores: Mapping[str, CoreFields], build: Callable[[str], ModelInfo],
-                 build_all: Callable[[], list[ModelInfo]] | None = None, *,
-                 listed: int | None = None):
-        #: How many entries the body lists (more than ``len`` when an id is repeated).
-        self.listed = len(cores) if listed is None else listed
-        self._cores = cores
-        self._build = build
-        self._build_all = build_all
-        self._models: dict[str, ModelInfo] = {}
-
-    def _all(self) -> None:
-        """Build every model not built yet in one pass (``build_all``), for
-        :meth:`values` and :meth:`items`: a whole list validates faster at once."""
-        if self._build_all is not None and len(self._models) != len(self._cores):
-            for model in self._build_all():
-                if model.id in self._cores:
-                    self._models.setdefault(model.id, model)
-
-    def values(self) -> ValuesView[ModelInfo]:
-        """Every model, building those not built yet in one pass."""
-        self._all()
-        return super().values()
-
-    def items(self) -> ItemsView[str, ModelInfo]:
-        """Every ``(id, model)``, building the models not built yet in one pass."""
-        self._all()
-        return super().items()
-
-    def __getitem__(self, model_id: str) -> ModelInfo:
-        found = self._models.get(model_id)
-        if found is not None:
-            return found
-        if model_id not in self._cores:
-            raise KeyError(model_id)
-        model = self._models[model_id] = self._build(model_id)
-        return model
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._cores)
-
-    def __len__(self) -> int:
-        return len(self._cores)
-
-    def __contains__(self, model_id: object) -> bool:
-        return model_id in self._cores
-
-    def __repr__(self) -> str:
-        return f"<LazyModels: {len(self._cores)} models, {len(self._models)} built>"
-
-    def core(self, model_id: str) -> CoreFields | None:
-        """Return the core fields of ``model_id`` (read-only), or ``None`` when it is not
-        listed."""
-        found = self._cores.get(model_id)
-        return None if found is None else read_only(found)
-
-    def _stored_core(self, model_id: str) -> CoreFields | None:
-        """The stored core fields themselves, for this package's resolver (which only
-        reads them); everyone else gets :meth:`core`'s read-only view."""
-        return self._cores.get(model_id)
-
-    @property
-    def built(self) -> int:
-        """How many full models have been built so far (0: none)."""
-        return len(self._models)
-
-
-class _Body:
-    """A models body whose elements are decoded one at a time, on demand
-    (:mod:`registry.metadata.spans`), each validated as one :class:`ModelInfo`."""
-
-    def __init__(self, raw: bytes, source: str, hint: str, positions: dict[str, int]):
-        self._raw: bytes | None = raw
-        self._source = source
-        self._hint = hint
-        self._positions = positions
-        self._spans: ModelSpans | None = None
-        self._items: list[Any] | None = None
-
-    def _element(self, position: int) -> object:
-        raw = self._raw
-        if raw is not None:  # first use: locate the elements (or decode them all)
-            self._spans = model_spans(raw)
-            if self._spans is None:
-                payload = from_json(raw)
-                items = payload.get("data") if isinstance(payload, dict) else None
-                self._items = items if isinstance(items, list) else []
-            else:
-                self._raw = None  # the spans hold the body
-        if self._spans is not None:
-            return self._spans.element(position) if position < len(self._spans.spans) else None
-        assert self._items is not None
-        return self._items[position] if position < len(self._items) else None
-
-    def build_all(self) -> list[ModelInfo]:
-        body = self._raw if self._spans is None else self._spans.body
-        assert body is not None
-        models = parse_models_json(body)
-        if models is not None:
-            return models
-        try:
-            return parse_models(from_json(body), source=self._source)
-        except MetadataError as exc:
-            if not self._hint:
-                raise
-            raise MetadataError(f"{exc} ({self._hint})", source=self._source) from exc
-
-    def build(self, model_id: str) -> ModelInfo:
-        position = self._positions[model_id]
-        item = self._element(position)
-        if not isinstance(item, dict) or item.get("id") != model_id:  # cannot happen
-            raise MetadataError(f"{self._source}: model #{position} is not {model_id!r} in "
-                                "the models list", source=self._source)
-        try:
-            return ModelInfo.model_validate(item)
-        except ValidationError as exc:
-            text = (f"{self._source}: model #{position} ({model_id!r}): "
-                    f"{format_errors(exc.errors(include_url=False))}")
-            if self._hint:
-                text += f" ({self._hint})"
-            raise MetadataError(text, source=self._source) from exc
-
-
-def index_models(models: list[ModelInfo]) -> Mapping[str, ModelInfo]:
-    """Index validated models by id, keeping source order; the first of duplicates wins."""
-    by_id: dict[str, ModelInfo] = {}
-    for model in models:
-        by_id.setdefault(model.id, model)
-    return MappingProxyType(by_id)
-
-
-def lazy_models(
-    raw: bytes, *, source: str, hint: str = "", core: bytes | None = None
-) -> LazyModels | None:
-    """Validate the core fields of a response body now and the rest on first use.
-
-    Args:
-        raw: a ``{"data": [...]}`` body as UTF-8 JSON (kept until a first full model is
-            asked for; then each model is decoded and validated when first asked for).
-        source: names the body in error messages.
-        hint: appended to the message of a later error (e.g. how to refetch).
-        core: the output of :func:`core_json` for ``raw``, when kept beside it: the
-            core fields are then read from it, not from ``raw`` (same result, a
-            fraction of the bytes). Ignored when it does not parse.
-
-    Returns:
-        The models, or ``None`` when the body is not that shape, a core field is
-        malformed, an id is empty or listed twice, or it lists no model: then
-        :func:`~registry.metadata.parse.parse_models` (or, for a duplicate,
-        :func:`~registry.metadata.parse.payload_problem`) says what is wrong.
-    """
-    cores = None if core is None else parse_core_json(core)
-    if cores is None:
-        cores = parse_core_json(raw)
-    if not cores:
-        return None
-    by_id: dict[str, CoreFields] = {}
-    positions: dict[str, int] = {}
-    for position, fields in enumerate(cores):
-        model_id = fields["id"]
-        if not model_id or model_id in by_id:  # an empty id, or one listed twice
-            return None
-        by_id[model_id] = fields
-        positions[model_id] = position
-
-    body = _Body(raw, source, hint, positions)
-    return LazyModels(MappingProxyType(by_id), body.build, body.build_all, listed=len(cores))

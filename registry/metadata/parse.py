@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json
 
+from registry.boundedread import InputTooLarge, read_at_most
 from registry.errors import MetadataError
 from registry.jsondepth import MAX_JSON_DEPTH_CAP, json_depth_over
+from registry.metadata.malformed import mend, mostly_malformed
+from registry.metadata.ranges import json_kind
 from registry.metadata.shapes import EndpointList, ModelInfo
 
 __all__ = [
@@ -49,17 +52,13 @@ def read_bounded(path: Path, *, source: str, limit: int = MAX_FILE_BYTES) -> byt
             deeper than :data:`registry.jsondepth.MAX_JSON_DEPTH_CAP` levels.
     """
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(limit + 1)
+        raw = read_at_most(path, limit)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise MetadataError(f"{source}: cannot read file: {reason}", source=source) from exc
-    if len(raw) > limit:
-        raise MetadataError(
-            f"{source}: larger than the {limit:,}-byte limit for a metadata file; "
-            "is it the right file?",
-            source=source,
-        )
+    except InputTooLarge as exc:
+        raise MetadataError(f"{source}: {exc} for a metadata file; is it the right file?",
+                            source=source) from exc
     if json_depth_over(raw, MAX_JSON_DEPTH_CAP):  # before any parser recurses into it
         raise MetadataError(
             f"{source}: nested deeper than {MAX_JSON_DEPTH_CAP} levels of JSON arrays and "
@@ -124,23 +123,6 @@ class _ModelsResponse(BaseModel):
 
 
 
-_JSON_TYPE_NAMES: Mapping[type, str] = {
-    dict: "an object",
-    list: "an array",
-    str: "a string",
-    bytes: "bytes",
-    int: "a number",
-    float: "a number",
-    bool: "a boolean",
-    type(None): "null",
-}
-
-
-def _kind(value: object) -> str:
-    """Describe the JSON type of ``value`` for error messages."""
-    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
-
-
 def _shape_problem(payload: object, expected: str) -> str:
     """Explain why ``payload`` is not the expected top-level shape."""
     if isinstance(payload, str | bytes):
@@ -151,7 +133,7 @@ def _shape_problem(payload: object, expected: str) -> str:
                 f"expected {expected}, got text that looks like an HTML page "
                 "(wrong URL, login page or proxy error?)"
             )
-        return f"expected {expected}, got {_kind(payload)} (pass decoded JSON, not raw text)"
+        return f"expected {expected}, got {json_kind(payload)} (pass decoded JSON, not raw text)"
     if isinstance(payload, dict):
         err = payload.get("error")
         if err is not None and "data" not in payload:
@@ -164,7 +146,7 @@ def _shape_problem(payload: object, expected: str) -> str:
             return f"expected {expected}, got an API error response: {detail or err!r}"
         keys = ", ".join(repr(k) for k in list(payload)[:8]) or "none"
         return f"expected {expected}, got an object without a usable 'data' key (keys: {keys})"
-    return f"expected {expected}, got {_kind(payload)}"
+    return f"expected {expected}, got {json_kind(payload)}"
 
 
 def format_errors(errors: Sequence[ErrorDetails], *, skip: int = 0, limit: int = 3) -> str:
@@ -196,14 +178,16 @@ def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
             in error messages.
 
     Returns:
-        The models in payload order (an empty list for an empty array).
+        The models in payload order (an empty list for an empty array). A model's
+        field of an impossible type is dropped and recorded in its ``out_of_range``
+        (:func:`registry.metadata.malformed.mend`): it costs that field, not the list.
 
     Raises:
         MetadataError: the payload has the wrong overall shape (text, an HTML page, an
             API ``{"error": ...}`` body, an object without a ``data`` array), an element
-            is not an object or has no string ``id``, or a field has an impossible
-            type. The message names ``source``, the element index, the model id and
-            the field.
+            is not an object or has no string ``id``, or more than half the models (and
+            more than one) have malformed values. The message names ``source``, the
+            element index, the model id and the field.
     """
     if isinstance(payload, list):
         items: Sequence[object] = payload
@@ -227,7 +211,7 @@ def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise MetadataError(
-                f"{source}: model #{index} is {_kind(item)}, not an object", source=source
+                f"{source}: model #{index} is {json_kind(item)}, not an object", source=source
             )
         model_id = item.get("id")
         if not isinstance(model_id, str) or not model_id:
@@ -237,9 +221,16 @@ def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
             )
 
     try:
-        return _model_list().validate_python(items)
+        return _fit(_model_list().validate_python(items), source)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
+        mended = mend(items, errors)  # a malformed field costs that field, with a note
+        if mended is not None:
+            try:
+                return _fit(_model_list().validate_python(
+                    [mended.get(index, item) for index, item in enumerate(items)]), source)
+            except ValidationError:
+                pass  # explained as it was found
         loc = errors[0]["loc"]
         if not loc or not isinstance(loc[0], int):  # pragma: no cover - list pre-checked
             raise MetadataError(f"{source}: {format_errors(errors)}", source=source) from exc
@@ -252,6 +243,13 @@ def parse_models(payload: object, *, source: str) -> list[ModelInfo]:
         if others:
             text += f" (and errors in {len(others)} other model(s))"
         raise MetadataError(text, source=source) from exc
+
+
+def _fit(models: list[ModelInfo], source: str) -> list[ModelInfo]:
+    problem = mostly_malformed(models)  # a few malformed values are notes; most, garbage
+    if problem is not None:
+        raise MetadataError(f"{source}: {problem}", source=source)
+    return models
 
 
 def parse_models_json(raw: bytes | str) -> list[ModelInfo] | None:
@@ -267,17 +265,16 @@ def parse_models_json(raw: bytes | str) -> list[ModelInfo] | None:
 
     Returns:
         The models in payload order, or ``None`` when the body is not valid JSON in
-        that shape (another shape, a bad field, an empty id, a bare array): decode it
-        and call
-        :func:`parse_models`, which accepts every shape it does and explains a problem
-        precisely.
+        that shape (another shape, a bad field, an empty id, a bare array, mostly
+        malformed values): decode it and call :func:`parse_models`, which accepts every
+        shape it does, mends a few bad fields and explains a problem precisely.
     """
     try:
         models = _ModelsResponse.model_validate_json(raw).data
     except ValueError:  # pydantic's ValidationError included
         return None
-    if not all(model.id for model in models):
-        return None  # an empty id: parse_models names the element
+    if not all(model.id for model in models) or mostly_malformed(models):
+        return None  # an empty id, or mostly garbage: parse_models says what is wrong
     return models
 
 
@@ -316,7 +313,7 @@ def parse_endpoints(payload: object, *, source: str) -> EndpointList:
             f"{source}: {_shape_problem(payload, _ENDPOINTS_EXPECTED)}", source=source
         )
     if not isinstance(body, dict) or not isinstance(body.get("endpoints"), list):
-        what = "has no 'endpoints' array" if isinstance(body, dict) else f"is {_kind(body)}"
+        what = "has no 'endpoints' array" if isinstance(body, dict) else f"is {json_kind(body)}"
         raise MetadataError(
             f"{source}: expected {_ENDPOINTS_EXPECTED}, but 'data' {what}", source=source
         )

@@ -7,8 +7,10 @@ not a whole number of tokens from 1 to :data:`LIMIT_CEILING` (``-5``, ``"-5"``, 
 ``true``, ``"NaN"``, ``1e999``, which JSON parsers read as infinity, a 400-digit number)
 says nothing true about the model, and neither does a negative price (OpenRouter's
 ``"-1"``, "variable", on router models), a non-finite one or one above
-:data:`PRICE_CEILINGS` (``"1e999"``, a 5000-digit number). One such value never fails the
-list: it is unknown, and reported. :func:`screen` turns each such value into ``null``
+:data:`PRICE_CEILINGS` (``"1e999"``, a 5000-digit number), nor a value that is no number
+at all (``""``, ``"0x10"``, ``"many"``, an array, an object). One such value never fails
+the list: it is unknown, and reported (any other malformed field is
+:mod:`registry.metadata.malformed`'s). :func:`screen` turns each such value into ``null``
 (unknown) before validation and records what was published under :data:`OUT_OF_RANGE`;
 :func:`range_notes` words one note per value, naming the model and the field, for
 reports, ``capc show`` and ``capc check``. A price of ``0`` is a real price (free) and
@@ -32,9 +34,11 @@ __all__ = [
     "PRICE_CEILINGS",
     "PRICE_FIELDS",
     "endpoint_notes",
+    "json_kind",
     "range_notes",
     "screen",
     "screen_endpoint",
+    "shown",
 ]
 
 OUT_OF_RANGE = "out_of_range"
@@ -69,25 +73,42 @@ or per image (largest published: 0.035 and 0.21675). A larger one is out of rang
 
 _DIGITS = frozenset("0123456789")
 
+_JSON_TYPE_NAMES: Mapping[type, str] = {
+    dict: "an object", list: "an array", str: "a string", bytes: "bytes", int: "a number",
+    float: "a number", bool: "a boolean", type(None): "null"}  # fmt: skip
+
+
+def json_kind(value: object) -> str:
+    """The JSON type of ``value`` for messages: ``"an object"``, ``"a string"``, ...
+
+    >>> json_kind([1]), json_kind("x"), json_kind(None)
+    ('an array', 'a string', 'null')
+    """
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def shown(value: object) -> str:
+    """``value`` as JSON, shortened past 40 characters (``"abc... (5,000 characters)"``)."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else f"{text[:24]}... ({len(text):,} characters)"
+
 
 def _bad_limit(value: object) -> bool:
     """A limit is a whole number of tokens from 1 to :data:`LIMIT_CEILING`: an ``int``, an
     integral finite ``float`` (``5.0``), or a string of ASCII digits (surrounding white
     space stripped: ``" 5 "`` reads as 5). ``true``, ``"-5"``, ``"NaN"``, ``"1e999"``,
-    ``1.5`` and a 400-digit number are out of range. ``None`` (unknown) is fine; a list,
-    an object or a string that is no number (``"many"``) is left to the validator, which
-    names it."""
-    if value is None or type(value) in (list, dict):
+    ``1.5``, a 400-digit number, a string that is no number (``""``, ``"0x10"``), a list
+    and an object are out of range. ``None`` (unknown) is fine."""
+    if value is None:
         return False
     if type(value) is str:
         text = value.strip()
         if text and len(text) <= 12 and _DIGITS.issuperset(text):
             value = int(text)
-        else:  # a number that is not a token count is out of range; a word is a wrong
-            try:  # type, which the validator names
-                Decimal(text)
-            except InvalidOperation:
-                return False
+        else:
             return True
     if type(value) is int:
         return not 0 < value <= LIMIT_CEILING
@@ -104,7 +125,7 @@ def _bad_price(value: object, ceiling: Decimal) -> bool:
         try:
             number = Decimal(value.strip())
         except InvalidOperation:
-            return False  # not a number: the validator names it
+            return True  # no number at all ("", "0x10")
     elif type(value) is float:
         if not math.isfinite(value) or math.copysign(1.0, value) < 0:
             return True
@@ -112,17 +133,25 @@ def _bad_price(value: object, ceiling: Decimal) -> bool:
     elif type(value) is int:
         number = Decimal(value)
     else:
-        return type(value) is bool
+        return value is not None  # a boolean, an array, an object
     return not number.is_finite() or number.is_signed() or number > ceiling
 
 
 def _shown(value: object) -> str:
     if type(value) is float and not math.isfinite(value):
         return "not a number" if math.isnan(value) else "infinite (a number such as 1e999)"
-    text = json.dumps(value)
-    if len(text) > 40:
-        return f"{text[:24]}... ({len(text):,} characters)"
+    text = shown(value)
+    if type(value) in (list, dict) or (type(value) is str and _not_a_number(value)):
+        return f"{json_kind(value)} {text}"  # no number at all: its JSON type named
     return text
+
+
+def _not_a_number(text: str) -> bool:
+    try:
+        Decimal(text.strip())
+    except InvalidOperation:
+        return True
+    return False
 
 
 def screen(data: Any, limits: tuple[str, ...] = LIMIT_FIELDS,
@@ -174,13 +203,18 @@ def _notes(who: str, found: Mapping[str, str], fields: tuple[str, ...]) -> list[
                     'price)' if dotted.startswith("pricing.")
                     else f"not a token count from 1 to {LIMIT_CEILING:,}")
             notes.append(f"{who}: {dotted} is {text}, {rule}; read as unknown")
+    for dotted, text in found.items():  # another field, malformed (mend)
+        if dotted not in fields:
+            notes.append(f"{who}: {dotted} is {text}; read as unknown")
     return notes
 
 
 def range_notes(model_id: str, core: Mapping[str, Any]) -> list[str]:
     """One note per limit or price of ``model_id`` read as unknown (see :func:`screen`),
-    in field order: ``metadata of openai/gpt-4o-mini: top_provider.max_completion_tokens
-    is -5, not a positive token count; read as unknown``."""
+    in field order, then one per other malformed field
+    (:func:`registry.metadata.malformed.mend`): ``metadata of openai/gpt-4o-mini:
+    top_provider.max_completion_tokens is -5, not a positive token count; read as
+    unknown``."""
     return _notes(f"metadata of {model_id}", core.get(OUT_OF_RANGE) or {},
                   (*LIMIT_FIELDS, *PRICE_FIELDS))
 

@@ -4,9 +4,10 @@ Entries are kept in a :mod:`diskcache` directory (SQLite plus files), keyed by t
 source URL. Each entry holds the raw response body, when it was fetched, the source URL,
 what it is (a models list or one model's endpoints) and how many models or endpoints
 it lists. The value is stored as bytes, never pickled (:mod:`registry.sources.cache_entry` has
-the format); a models list also keeps its core fields
+the format); a models list also keeps its core fields and where each model's entry sits
 (:func:`registry.metadata.core.core_json`, 15-30% of the bytes) with their own SHA-256,
-so a load reads those instead of scanning the whole body.
+so a load reads those instead of scanning the whole body, and a full model is decoded
+from its own entry.
 
 Before a new payload replaces a cached one it must pass :meth:`MetadataCache.store`'s
 integrity guard: it decodes as JSON, parses with :func:`registry.metadata.parse.parse_models`

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from registry.errors import MetadataError
 from registry.jsondepth import MAX_JSON_DEPTH_CAP
 from registry.metadata.catalog import format_age
-from registry.metadata.core import index_models, lazy_models
+from registry.metadata.lazy import index_models, lazy_models
 from registry.metadata.shapes import EndpointList, ModelInfo
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | 
 
     A models list passed the full integrity guard when it was stored, so only its core
     fields are validated now (from the entry's core part when it has one) and the full
-    models when first asked for (see :func:`~registry.metadata.core.lazy_models`).
+    models when first asked for (see :func:`~registry.metadata.lazy.lazy_models`).
     """
     from registry.sources.cache import check_payload
 
