@@ -4,8 +4,9 @@
 with its figure and ``met`` / ``NOT MET``. :func:`projection_measures` and
 :func:`lock_vs_audit` time what the other measures of ``bench/run.py`` do not: the first
 projection of each example contract against pydantic's ``model_json_schema()``,
-projection at 1,000 and 10,000 fields, and ``capc lock``'s work against ``capc
-audit``'s for the same pairs. The scaling series (1k to 50k models) is
+projection at 1,000 and 10,000 fields, ``capc lock``'s work against ``capc
+audit``'s for the same pairs, and the lock's own memory as the lock grows
+(:func:`lock_memory_goal`). The scaling series (1k to 50k models) is
 ``bench/scaling.py``.
 """
 
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -99,9 +102,10 @@ def _projections(rounds: int, pydantic: Any, examples: Any, projection: Any, bud
 
 
 def lock_vs_audit(snapshot: Path, root: Path, rounds: int) -> None:
-    """``build_lock`` + ``dump_lock`` against ``audit`` for the stages.yaml pairs."""
+    """``capc lock``'s work (``spool_lock``, its text written to ``os.devnull``) against
+    ``audit`` for the stages.yaml pairs, a fresh registry each run, interleaved."""
+    from bench.scaling import write_lock_text
     from compiler.artifacts.audit import audit
-    from compiler.artifacts.lock import build_lock, dump_lock
     from registry.resolve.resolver import Registry
 
     def load() -> Registry:
@@ -114,12 +118,34 @@ def lock_vs_audit(snapshot: Path, root: Path, rounds: int) -> None:
         work(registry)
         return time.perf_counter() - start
 
+    def lock(registry: Registry) -> None:
+        write_lock_text(registry, os.devnull)
+
     timed(audit)
+    timed(lock)
     audits, locks = [], []
-    for _ in range(max(3, rounds // 3)):  # interleaved, so drift hits both alike
+    for _ in range(max(15, rounds)):  # interleaved, so drift hits both alike; ~10 ms each
         audits.append(timed(audit))
-        locks.append(timed(lambda r: dump_lock(build_lock(r))))
+        locks.append(timed(lock))
     a, b = statistics.median(audits), statistics.median(locks)
     print(f"11. stages.yaml pairs of {snapshot.name}: audit {a * 1e3:.1f} ms, "
           f"lock {b * 1e3:.1f} ms ({b / a:.2f}x)")
     record("capc lock, x capc audit of the same pairs", b / a, 1.2, "x")
+
+
+def lock_memory_goal(source: Path) -> None:
+    """The lock's own memory at 4,000 and 20,000 pairs (``bench/scaling.py``'s series on
+    a 5,000-model catalog): how much it grows per byte the lock grows."""
+    from bench.scaling import lock_memory
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["CAPC_OFFLINE"] = "1"
+    with tempfile.TemporaryDirectory(prefix="capc-bench-lock-") as tmp:
+        env["CAPC_CACHE_DIR"] = tmp
+        small, large = lock_memory(source, [1000, 5000], env, Path(tmp))
+    growth = (large["own_mib"] - small["own_mib"]) * 2**20 / (large["bytes"] - small["bytes"])
+    print(f"11. capc lock's own memory (above compiling the same pairs): "
+          f"{small['own_mib']:.0f} MiB at {small['pairs']:,} pairs, {large['own_mib']:.0f} MiB "
+          f"at {large['pairs']:,} ({large['bytes'] / 1e6:.0f} MB of lock): "
+          f"{growth * 100:.1f}% of the lock's growth")
+    record("capc lock's own memory, growth / lock size growth", growth * 100, 10, "%")

@@ -30,7 +30,8 @@ one warm-up run (docs/performance.md says what each sample is):
    page fields (``cell_detail``, part of ``audit()``) and the page's size.
 10. the first projection of each example contract against its ``model_json_schema()``
    time, and projection at 1,000 and 10,000 fields (``bench/goals.py``);
-11. ``capc lock``'s work against ``capc audit``'s for the stages.yaml pairs.
+11. ``capc lock``'s work against ``capc audit``'s for the stages.yaml pairs, and the
+   lock's own memory at 4,000 and 20,000 pairs (``bench/scaling.py``'s lock series).
 
 Last, every goal of issue 19 beside its figure, met or NOT MET (the scaling series
 from 1,000 to 50,000 models is ``bench/scaling.py``).
@@ -59,7 +60,7 @@ from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``bench`` and the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.goals import lock_vs_audit, projection_measures, record, report
+from bench.goals import lock_memory_goal, lock_vs_audit, projection_measures, record, report
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "openrouter"
@@ -265,6 +266,7 @@ def in_process(snapshot: Path, rounds: int) -> None:
     audit_largest(largest, rounds)
     projection_measures(rounds)
     lock_vs_audit(largest, ROOT, rounds)
+    lock_memory_goal(largest)
     litellm_comparison(rounds, registry)
     audit_page_overhead(snapshot, rounds)
 

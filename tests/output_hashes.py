@@ -10,6 +10,8 @@ in place of the stage's own list), the hash covers:
   :func:`compiler.artifacts.lock.dump_lock` writes it inside the whole lock, with its
   reports whole (:func:`compiler.artifacts.lock_compact.expand_reports`: the shared
   tables are a storage detail of the whole lock, hashed in ``whole``);
+  ``whole`` also checks that :func:`compiler.artifacts.lock.spool_lock` (what ``capc
+  lock`` writes, entry by entry) gives the same text;
 - the audit row (:meth:`compiler.artifacts.audit.AuditRow.to_dict`);
 - the body of :func:`compiler.compile_request` with messages, a first call and a
   second call with other messages (the memo's replay), or the failure's type and text.
@@ -68,7 +70,13 @@ def compute(name: str) -> dict[str, Any]:
         ``{"pairs": {STAGE: {MODEL: sha256}}, "whole": {"lock": sha256, "audit": sha256}}``.
     """
     from compiler.artifacts.audit import audit, render_audit
-    from compiler.artifacts.lock import RECORDED_FAILURES, build_lock, compile_all, dump_lock
+    from compiler.artifacts.lock import (
+        RECORDED_FAILURES,
+        build_lock,
+        compile_all,
+        dump_lock,
+        spool_lock,
+    )
     from compiler.artifacts.lock_compact import expand_reports
     from compiler.errors import AdjustmentWarning
     from compiler.request import compile_request
@@ -88,6 +96,11 @@ def compute(name: str) -> dict[str, Any]:
         registry = load()
         compilations = compile_all(registry)
         lock_text = dump_lock(build_lock(registry, compilations))
+        # What capc lock writes: the same pairs streamed entry by entry, one walk.
+        with spool_lock(registry, iter(compilations)) as spool:
+            streamed = b"".join(spool.chunks()).decode("utf-8")
+        if streamed != lock_text:
+            raise AssertionError(f"{name}: the streamed lock differs from dump_lock's text")
         rows = audit(load())
         calls = load()
         bodies: dict[tuple[str, str], Any] = {}

@@ -8,14 +8,9 @@ from pathlib import Path
 import pytest
 
 from compiler.artifacts.diff import diff_locks
-from compiler.artifacts.lock import (
-    LockFileError,
-    _portable_report,
-    build_lock,
-    dump_lock,
-    read_lock,
-)
+from compiler.artifacts.lock import LockFileError, build_lock, dump_lock, read_lock
 from compiler.artifacts.lock_compact import expand_reports
+from compiler.artifacts.lock_reply import portable_report
 from compiler.request import compile_request
 from registry.resolve.resolver import Registry
 from tests.conftest import ROOT
@@ -55,7 +50,7 @@ def test_expanded_reports_are_the_compilers_reports(
             compiled = compile_request(stage, model, registry=registry)
             reports = [compiled.report, *(a.report for a in compiled.attempts)]
             stored = [entry["report"], *(a["report"] for a in entry.get("attempts") or ())]
-            expected = [_portable_report(r, registry.catalog) for r in reports]
+            expected = [portable_report(r, registry.catalog) for r in reports]
             assert stored == expected, (stage, model)
 
 

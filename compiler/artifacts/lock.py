@@ -5,7 +5,8 @@ and a model it takes ``request`` (the body without messages), puts the caller's
 messages after ``instructions`` (when not ``null``) and sends it. The document is
 deterministic (sorted keys, no clock readings), so a lock on disk can be compared
 byte for byte with a fresh one (``capc lock --check``) and two locks can be diffed
-(:mod:`compiler.artifacts.diff`).
+(:mod:`compiler.artifacts.diff`). :func:`build_lock` builds the document whole;
+:func:`spool_lock` writes the same text entry by entry, as it compiles (``capc lock``).
 
 Shape (``format`` 2; the full JSON Schema is :func:`lock_json_schema`)::
 
@@ -36,19 +37,20 @@ for the endpoints it names) and one row per endpoint of the model.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from compiler.artifacts.lock_compact import compact_reports, missing_reference
+from compiler.artifacts.lock_compact import compact_entry, missing_reference
 from compiler.artifacts.lock_inputs import describe_inputs
-from compiler.artifacts.lock_reply import contract_record, reply_recipe
+from compiler.artifacts.lock_reply import LockEntries, catalog_metadata, contract_record
 from compiler.artifacts.lock_schema import (
     CHAT_COMPLETIONS_PATH,
     CLIENT_HEADERS,
@@ -56,7 +58,7 @@ from compiler.artifacts.lock_schema import (
     LOCK_SCHEMA_ID,
     LockDocument,
 )
-from compiler.artifacts.lock_text import lock_text
+from compiler.artifacts.lock_text import LockSpool, lock_text
 from compiler.artifacts.output_file import write_atomically
 from compiler.compiled import CompiledRequest
 from compiler.errors import (
@@ -72,7 +74,6 @@ from compiler.report import AdjustmentReport
 from compiler.request import compile_request
 from compiler.schema.frozen_json import thaw_json
 from registry.errors import RoutingError, UnknownModelError, UnsupportedModalityError
-from registry.metadata.catalog import Catalog
 from registry.resolve.resolver import Registry
 from registry.sources.settings import DEFAULT_BASE_URL
 
@@ -84,7 +85,9 @@ __all__ = [
     "build_lock",
     "compile_all",
     "dump_lock",
+    "iter_compilations",
     "read_lock",
+    "spool_lock",
     "write_lock",
 ]
 
@@ -155,21 +158,28 @@ def compile_all(
         ContractError: a stage's contract does not import (a declaration problem,
             not a property of one model, so it aborts).
     """
-    results: list[Compilation] = []
+    return list(iter_compilations(registry, stages=stages, coverage=coverage))
+
+
+def iter_compilations(
+    registry: Registry, *, stages: Sequence[str] | None = None, coverage: str | None = None
+) -> Iterator[Compilation]:
+    """:func:`compile_all` one pair at a time, each compiled when it is asked for (so a
+    lock written as it compiles holds one compilation at a time); the same arguments,
+    order and errors, raised when the pair is reached."""
     for stage in registry.stage_names() if stages is None else stages:
         for model in registry.stage(stage).models:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", AdjustmentWarning)
                 try:
-                    compiled = compile_request(stage, model, registry=registry,
-                                               coverage=coverage)
+                    item = Compilation(stage, model, compiled=compile_request(
+                        stage, model, registry=registry, coverage=coverage))
                 except RECORDED_FAILURES as exc:
-                    results.append(Compilation(stage, model, error=exc))
-                    continue
-            results.append(Compilation(stage, model, compiled=compiled))
-    return results
+                    item = Compilation(stage, model, error=exc)
+            yield item
 
 
+@functools.cache
 def _tool_version() -> str:
     try:
         return importlib.metadata.version("capability-compiler")
@@ -177,89 +187,78 @@ def _tool_version() -> str:
         return "unknown"
 
 
-def _file_name(source: str) -> str:
-    """Return the file name of a local source (the lock stays directory-independent).
+def _document_order(registry: Registry, items: Sequence[Compilation]) -> list[Compilation]:
+    """The pairs as a document holds them: stages in stages.yaml order (others after, as
+    they come), models in their first place, the last compilation of a repeated pair."""
+    order: dict[str, dict[str, Compilation]] = {name: {} for name in registry.stage_names()}
+    for item in items:
+        order.setdefault(item.stage, {})[item.model] = item
+    return [item for models in order.values() for item in models.values()]
 
-    An ``http(s)://`` source is kept whole: its name alone would not say where it is.
+
+def _walk(
+    registry: Registry, items: Iterable[Compilation], *, endpoints: str | Path | None,
+    add: Callable[[str, str, dict[str, Any]], None], frozen: bool,
+) -> dict[str, Any]:
+    """Build the lock entry of each pair, compacted, and hand it to ``add(stage, model,
+    entry)`` in document order; return every other key of the document.
+
+    A sequence is walked twice (contracts in the order given, entries in document
+    order); any other iterable once, as it comes, each pair once in stages.yaml order
+    (as :func:`iter_compilations` yields them). ``frozen`` leaves the projected schemas
+    read-only (for text; the same text), else they are plain copies.
     """
-    if "://" in source and not source.startswith("file://"):
-        return source
-    return source.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or source
+    contracts: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    evidence: dict[str, Any] = {}
+    runs: dict[str, list[dict[str, Any]]] = {}
+    routed: set[str] = set()
+    entries = LockEntries(registry.catalog)
 
+    def tables(item: Compilation) -> None:
+        for attempt in () if item.compiled is None else item.compiled.plan:
+            if attempt.contract is not None and attempt.projection is not None:
+                if attempt.contract.sha256 not in contracts:
+                    spec = registry.stage(item.stage).contract
+                    contracts[attempt.contract.sha256] = contract_record(attempt.contract, spec)
+                if attempt.projection.sha256 not in schemas:
+                    schema = attempt.projection.schema
+                    schemas[attempt.projection.sha256] = schema if frozen else thaw_json(schema)
+        if item.compiled is not None and item.compiled.routes:
+            routed.add(item.model)
 
-def _catalog_metadata(catalog: Catalog) -> dict[str, Any]:
-    return {"source": _file_name(catalog.source), "fetched_at": catalog.fetched_at,
-            "text": catalog.describe(age=False)}
-
-
-def _portable_report(report: AdjustmentReport, catalog: Catalog) -> dict[str, Any]:
-    """Return the report as a dict, with metadata evidence naming the file only, and
-    nothing about how the metadata was obtained this time (age, fetch notes)."""
-    data = report.to_dict()
-    if data["metadata"] == catalog.describe():
-        data["metadata"] = catalog.describe(age=False)
-    data["notes"] = [n for n in data["notes"] if n != catalog.note]
-    for adjustment in data["adjustments"]:
-        evidence = adjustment["evidence"]
-        if evidence is not None and evidence["source"] == catalog.source:
-            evidence["source"] = _file_name(catalog.source)
-            evidence["text"] = evidence["text"].replace(catalog.source, evidence["source"])
-    return data
-
-
-def _entry(item: Compilation, registry: Registry) -> dict[str, Any]:
-    catalog = registry.catalog
-    report = item.report
-    metadata = _catalog_metadata(catalog)
-    entry: dict[str, Any] = {
-        "status": "error" if item.compiled is None else "ok",
-        "request": None,
-        "instructions": None,
-        "report": None if report is None else _portable_report(report, catalog),
-        "shown_sha256": None if report is None else report.shown_sha256,
-        "enforced_sha256": None if report is None else report.enforced_sha256,
-        "metadata": metadata,
-        "error": None,
+    given = isinstance(items, Sequence)
+    if isinstance(items, Sequence):
+        for item in items:
+            tables(item)
+        items = _document_order(registry, items)
+    for item in items:
+        if not given:
+            tables(item)
+        entry = entries.entry(item.model, item.compiled, item.error, item.report)
+        compact_entry(entry, evidence, runs)
+        add(item.stage, item.model, entry)
+    return {
+        "$schema": LOCK_SCHEMA_ID,
+        "format": LOCK_FORMAT,
+        "generator": {"name": "capability-compiler", "version": _tool_version()},
+        "metadata": catalog_metadata(registry.catalog),
+        "inputs": describe_inputs(registry, endpoints=endpoints, routed=sorted(routed)),
+        "client": {"method": "POST", "base_url": DEFAULT_BASE_URL,
+                   "path": CHAT_COMPLETIONS_PATH, "headers": list(CLIENT_HEADERS)},
+        "contracts": contracts,
+        "schemas": schemas,
+        "evidence": evidence,
+        "schema_adjustments": runs,
     }
-    if report is not None and item.model not in catalog:
-        metadata.update(source=None, fetched_at=None, text=report.metadata)
-    if (compiled := item.compiled) is not None:
-        entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
-        entry["instructions"] = compiled.instructions
-        entry["reply"], entry["loop"] = reply_recipe(compiled), compiled.loop_settings()
-        if compiled.endpoints:
-            entry["endpoints"] = list(compiled.endpoints)
-        if compiled.attempts:
-            entry["attempts"] = [
-                {
-                    "endpoints": list(a.endpoints),
-                    "request": {k: v for k, v in a.body.items() if k != "messages"},
-                    "instructions": a.instructions,
-                    "report": _portable_report(a.report, catalog),
-                    "shown_sha256": a.report.shown_sha256,
-                    "enforced_sha256": a.report.enforced_sha256,
-                    "reply": reply_recipe(a),
-                }
-                for a in compiled.attempts
-            ]
-        if compiled.routes:
-            entry["routes"] = [r.to_dict() for r in compiled.routes]
-    else:
-        error = item.error
-        entry["reply"] = entry["loop"] = None
-        entry["error"] = {
-            "type": type(error).__name__,
-            "message": str(error),
-            "kinds": sorted(set(error.kinds)) if isinstance(error, AdjustmentRefused) else [],
-        }
-    return entry
 
 
 def build_lock(
     registry: Registry, compilations: Sequence[Compilation] | None = None,
     *, coverage: str | None = None, endpoints: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Build the lock document for a registry.
+    """Build the lock document for a registry, whole (:func:`spool_lock` writes the same
+    text without holding it).
 
     Args:
         registry: metadata plus declarations (stages.yaml lists the models per stage).
@@ -278,29 +277,46 @@ def build_lock(
     """
     items = compile_all(registry, coverage=coverage) if compilations is None else compilations
     stages: dict[str, dict[str, Any]] = {name: {} for name in registry.stage_names()}
-    contracts: dict[str, Any] = {}
-    schemas: dict[str, Any] = {}
-    for item in items:
-        stages.setdefault(item.stage, {})[item.model] = _entry(item, registry)
-        for attempt in () if item.compiled is None else item.compiled.plan:
-            if attempt.contract is not None and attempt.projection is not None:
-                if attempt.contract.sha256 not in contracts:
-                    spec = registry.stage(item.stage).contract
-                    contracts[attempt.contract.sha256] = contract_record(attempt.contract, spec)
-                schemas[attempt.projection.sha256] = thaw_json(attempt.projection.schema)
-    return compact_reports({
-        "$schema": LOCK_SCHEMA_ID,
-        "format": LOCK_FORMAT,
-        "generator": {"name": "capability-compiler", "version": _tool_version()},
-        "metadata": _catalog_metadata(registry.catalog),
-        "inputs": describe_inputs(registry, endpoints=endpoints, routed=[
-            i.model for i in items if i.compiled is not None and i.compiled.routes]),
-        "client": {"method": "POST", "base_url": DEFAULT_BASE_URL,
-                   "path": CHAT_COMPLETIONS_PATH, "headers": list(CLIENT_HEADERS)},
-        "contracts": contracts,
-        "schemas": schemas,
-        "stages": stages,
-    })
+    rest = _walk(registry, items, endpoints=endpoints, frozen=False,
+                 add=lambda stage, model, entry: stages.setdefault(stage, {}).update(
+                     {model: entry}))
+    tables = {key: rest.pop(key) for key in ("evidence", "schema_adjustments")}
+    return {**rest, "stages": stages, **tables}
+
+
+def spool_lock(
+    registry: Registry, compilations: Iterable[Compilation] | None = None,
+    *, coverage: str | None = None, endpoints: str | Path | None = None,
+    spool_dir: str | Path | None = None,
+) -> LockSpool:
+    """Compile every pair and write the lock's text entry by entry, without holding it.
+
+    Each pair is compiled (or taken from ``compilations``), made an entry, written to a
+    spool as text and dropped; the returned spool's
+    :meth:`~compiler.artifacts.lock_text.LockSpool.chunks` are the bytes of
+    ``dump_lock(build_lock(registry, ...))``. Close it (or use it in a ``with``).
+
+    Args:
+        registry: metadata plus declarations.
+        compilations: the pairs, as :func:`compile_all` or :func:`iter_compilations`
+            gives them (an iterator is consumed once); ``None`` compiles them one by one.
+        coverage: as for :func:`compile_all`.
+        endpoints: as for :func:`build_lock`.
+        spool_dir: where the spool's file goes past its first 4 MiB (default
+            ``TMPDIR``); ``capc lock`` uses the folder of the lock.
+
+    Raises:
+        ContractError: a stage's contract does not import (the spool is closed).
+    """
+    items = iter_compilations(registry, coverage=coverage) if compilations is None \
+        else compilations
+    spool = LockSpool(registry.stage_names(), spool_dir=spool_dir)
+    try:
+        spool.finish(_walk(registry, items, endpoints=endpoints, add=spool.add, frozen=True))
+    except BaseException:
+        spool.close()
+        raise
+    return spool
 
 
 def dump_lock(document: dict[str, Any]) -> str:
@@ -315,7 +331,7 @@ def dump_lock(document: dict[str, Any]) -> str:
     return lock_text(document) + "\n"  # json.dumps(indent=2, sort_keys=True), faster
 
 
-def write_lock(text: str, path: str | Path) -> Path:
+def write_lock(text: str | Iterable[bytes], path: str | Path) -> Path:
     """Write lock text atomically: a temporary file beside the target, then ``os.replace``.
 
     A reader sees the old lock or the new one, never a partial file. A symlink is
@@ -324,7 +340,8 @@ def write_lock(text: str, path: str | Path) -> Path:
     permission bits are kept; a new file gets ``0o644``.
 
     Args:
-        text: the output of :func:`dump_lock`.
+        text: the output of :func:`dump_lock`, or the UTF-8 chunks of a
+            :func:`spool_lock` (written one by one as they come).
         path: where the lock goes.
 
     Returns:
@@ -335,8 +352,8 @@ def write_lock(text: str, path: str | Path) -> Path:
             device such as ``/dev/stdout``, a FIFO).
         OSError: the directory is not writable, or the disk is full.
     """
-    return write_atomically(text.encode("utf-8"), path, option="--output",
-                            refuse=LockFileError, durable=True)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return write_atomically(data, path, option="--output", refuse=LockFileError, durable=True)
 
 
 def read_lock(path: str | Path) -> dict[str, Any]:

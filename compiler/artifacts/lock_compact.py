@@ -26,17 +26,21 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["compact_reports", "expand_reports", "missing_reference"]
+__all__ = ["compact_entry", "compact_reports", "expand_reports", "missing_reference"]
 
 
 def _reports(document: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for models in (document.get("stages") or {}).values():
         for entry in models.values():
-            if entry.get("report") is not None:
-                yield entry["report"]
-            for attempt in entry.get("attempts") or ():
-                if attempt.get("report") is not None:
-                    yield attempt["report"]
+            yield from _entry_reports(entry)
+
+
+def _entry_reports(entry: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    if entry.get("report") is not None:
+        yield entry["report"]
+    for attempt in entry.get("attempts") or ():
+        if attempt.get("report") is not None:
+            yield attempt["report"]
 
 
 def _sha256(data: Any) -> str:
@@ -59,7 +63,26 @@ def compact_reports(document: dict[str, Any]) -> dict[str, Any]:
     """
     evidence: dict[str, Any] = {}
     runs: dict[str, list[dict[str, Any]]] = {}
-    for report in _reports(document):
+    for models in (document.get("stages") or {}).values():
+        for entry in models.values():
+            compact_entry(entry, evidence, runs)
+    document["evidence"] = evidence
+    document["schema_adjustments"] = runs
+    return document
+
+
+def compact_entry(
+    entry: dict[str, Any], evidence: dict[str, Any], runs: dict[str, list[dict[str, Any]]]
+) -> None:
+    """Compact the reports of one lock entry (its own and its attempts'), in place.
+
+    What :func:`compact_reports` does for a whole document, one entry at a time (so a
+    writer can stream the entries): the entry's evidence records are added to
+    ``evidence`` (text -> record; a later record of the same text replaces the earlier)
+    and its ``schema.*`` runs to ``runs`` (SHA-256 -> run). Compacting the entries in
+    document order into empty tables gives :func:`compact_reports`'s tables.
+    """
+    for report in _entry_reports(entry):
         items: list[dict[str, Any]] = []
         run: list[dict[str, Any]] = []
         for adjustment in [*report["adjustments"], None]:
@@ -78,9 +101,6 @@ def compact_reports(document: dict[str, Any]) -> dict[str, Any]:
             if adjustment is not None:
                 items.append(adjustment)
         report["adjustments"] = items
-    document["evidence"] = evidence
-    document["schema_adjustments"] = runs
-    return document
 
 
 def expand_reports(document: Mapping[str, Any]) -> dict[str, Any]:

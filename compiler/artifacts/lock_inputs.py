@@ -16,10 +16,12 @@ followed in turn.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib.resources
 import importlib.util
 import json
+import os
 import sys
 import sysconfig
 from collections.abc import Iterable
@@ -53,7 +55,10 @@ def _name(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or path
 
 
-def _excluded_roots() -> list[Path]:
+@functools.cache
+def _excluded_roots() -> tuple[Path, ...]:
+    """The standard library, site-packages and this project's own packages (constant for
+    the process, so worked out once)."""
     paths = sysconfig.get_paths()
     roots = {Path(paths[k]).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
              if k in paths}
@@ -62,25 +67,34 @@ def _excluded_roots() -> list[Path]:
 
     for package in (compiler, registry):
         roots.add(Path(str(package.__file__)).resolve().parent)
-    return sorted(roots)
+    return tuple(sorted(roots))
 
 
-def _is_local(path: Path, excluded: list[Path]) -> bool:
-    return path.suffix == ".py" and not any(path.is_relative_to(r) for r in excluded)
+@functools.cache
+def _excluded_prefixes() -> tuple[str, ...]:
+    """:func:`_excluded_roots` as ``ROOT/`` strings (case-folded where the system's
+    paths are), for a prefix test instead of ``Path.is_relative_to`` per root."""
+    return tuple(os.path.join(os.path.normcase(str(r)), "") for r in _excluded_roots())
 
 
-def _candidates(module: str, here: Path, roots: Iterable[Path]) -> Iterable[Path]:
-    parts = module.split(".")
+def _is_local(path: Path, excluded: tuple[str, ...]) -> bool:
+    return path.suffix == ".py" and not os.path.normcase(str(path)).startswith(excluded)
+
+
+def _candidates(module: str, here: Path, roots: Iterable[Path]) -> Iterable[str]:
+    """``ROOT/a/b.py`` then ``ROOT/a/b/__init__.py`` for ``a.b``, ``here`` first (strings:
+    a lookup makes over a hundred of them, and ``pathlib`` would dominate its cost)."""
+    tail = os.path.join(*module.split("."))
     for root in (here, *roots):
-        base = root.joinpath(*parts)
-        yield base.with_suffix(".py")
-        yield base / "__init__.py"
+        base = os.path.join(root, tail)
+        yield base + ".py"
+        yield os.path.join(base, "__init__.py")
 
 
 def _resolve(module: str, here: Path, roots: list[Path]) -> Path | None:
     for candidate in _candidates(module, here, roots):
-        if candidate.is_file():
-            return candidate.resolve()
+        if os.path.isfile(candidate):
+            return Path(candidate).resolve()
     if module.split(".", 1)[0] in sys.stdlib_module_names:
         return None
     try:
@@ -99,12 +113,22 @@ def _imports(path: Path) -> list[tuple[str, int, list[str]]]:
     except (OSError, SyntaxError, ValueError):
         return []
     found: list[tuple[str, int, list[str]]] = []
-    for node in ast.walk(tree):
+    # An import is a statement, and statements sit only in the bodies of statements (and
+    # of except handlers and match cases): walking those finds every import that
+    # ast.walk finds, without visiting each expression node.
+    todo: list[Any] = list(tree.body)
+    while todo:
+        node = todo.pop()
         if isinstance(node, ast.Import):
             found.extend((alias.name, 0, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             found.append((node.module or "", node.level, [a.name for a in node.names]))
-    return found
+        else:
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, name, None)
+                if isinstance(children, list):
+                    todo.extend(children)
+    return found  # in another order than ast.walk's: the callers keep a sorted set
 
 
 def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
@@ -126,7 +150,7 @@ def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
         module, base_dir.resolve(), roots)
     if start is None or not start.is_file():
         return []
-    excluded = _excluded_roots()
+    excluded = _excluded_prefixes()
     seen: set[Path] = set()
     todo = [start]
     while todo:
@@ -149,16 +173,30 @@ def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
     return sorted(seen)
 
 
-def stage_modules(decl: Any, base_dir: Path) -> list[Path]:
+def stage_modules(
+    decl: Any, base_dir: Path, *, memo: dict[tuple[str, Path], list[Path]] | None = None
+) -> list[Path]:
     """Every file a compile of the stage ``decl`` (a :class:`registry.declarations.stages.
     StageDecl`) reads besides the YAML files: :func:`contract_modules` of its contract and
     of each tool's ``model`` or ``package.module:NAME`` input schema, and each tool's
     ``.json`` input schema file (relative to ``base_dir``, the stages.yaml directory).
 
+    ``memo`` (module part of a spec -> its modules) lets the stages of one lock share
+    the walk of a module several of them name (the example stages name one file).
+
     Returns:
         Resolved paths, sorted and without repeats (files that do not exist are left out).
     """
-    found = set(contract_modules(decl.contract, base_dir))
+
+    def modules(spec: str | None) -> list[Path]:
+        if memo is None or spec is None:
+            return contract_modules(spec, base_dir)
+        key = (spec.split(":", 1)[0], base_dir)
+        if key not in memo:
+            memo[key] = contract_modules(spec, base_dir)
+        return memo[key]
+
+    found = set(modules(decl.contract))
     for tool in decl.tools:
         schema = tool.input_schema if isinstance(tool.input_schema, str) else None
         if schema is not None and schema.lower().endswith(".json"):
@@ -168,7 +206,7 @@ def stage_modules(decl: Any, base_dir: Path) -> list[Path]:
             continue
         for spec in (tool.model, schema):
             if spec is not None:
-                found.update(contract_modules(spec, base_dir))
+                found.update(modules(spec))
     return sorted(found)
 
 
@@ -203,11 +241,16 @@ def _endpoints_record(
     if registry.catalog.origin == "seed":
         return {"source": f"{_SEED} ({_name(SEED_ENDPOINTS_RESOURCE)})",
                 "sha256": _seed_endpoints_sha()}
-    lists = {m: registry.endpoints(m) for m in sorted(set(routed))}  # memoised: no new fetch
-    digest = hashlib.sha256(json.dumps(
-        {k: None if v is None else v.model_dump(mode="json") for k, v in lists.items()},
-        sort_keys=True).encode()).hexdigest()
-    return {"source": "GET /api/v1/models/{id}/endpoints", "sha256": digest}
+    # SHA-256 of json.dumps({model: its list or None}, sort_keys=True), one model at a
+    # time (the text of every routed model's list is never held at once).
+    digest = hashlib.sha256(b"{")
+    for index, model in enumerate(sorted(set(routed))):
+        found = registry.endpoints(model)  # memoised: no new fetch
+        listed = None if found is None else found.model_dump(mode="json")
+        digest.update(f"{', ' if index else ''}{json.dumps(model)}: "
+                      f"{json.dumps(listed, sort_keys=True)}".encode())
+    digest.update(b"}")
+    return {"source": "GET /api/v1/models/{id}/endpoints", "sha256": digest.hexdigest()}
 
 
 def _metadata_record(registry: Registry) -> dict[str, Any]:
@@ -247,9 +290,13 @@ def describe_inputs(
     stages = registry.stages_file
     base = registry.stage_dir()
     contracts: dict[str, str] = {}
+    memo: dict[tuple[str, Path], list[Path]] = {}
+    hashed: dict[Path, str] = {}
     for name in registry.stage_names():
-        for path in stage_modules(registry.stage(name), base):
-            contracts[_relative(path, base)] = _sha256_file(path) or "0" * 64
+        for path in stage_modules(registry.stage(name), base, memo=memo):
+            if path not in hashed:
+                hashed[path] = _sha256_file(path) or "0" * 64
+            contracts[_relative(path, base)] = hashed[path]
     return {
         "metadata": _metadata_record(registry),
         "endpoints": _endpoints_record(registry, endpoints, routed or []),

@@ -1,10 +1,14 @@
-"""What a runtime needs to read a reply from the lock alone: the recipe and the contract.
+"""One pair's entry in the lock, and what a runtime needs to read a reply from the lock
+alone: the recipe and the contract.
 
-:func:`reply_recipe` turns a compiled request into the entry's ``reply`` record (where
-the output is, whether a fence may be stripped, the wrapped-root key, the nulls that
-mean "absent" as JSON Pointers into the shown schema); :func:`contract_record` gives the
-contract's full validation schema, stored once per contract in the lock's
-``contracts``, with the checks that schema cannot express (:func:`unchecked`).
+:class:`LockEntries` makes the entry of each stage x model (its request, report,
+recipe, error, attempts and routes) with reports made portable (metadata evidence
+naming the file only); :func:`reply_recipe` turns a compiled request into the entry's
+``reply`` record (where the output is, whether a fence may be stripped, the
+wrapped-root key, the nulls that mean "absent" as JSON Pointers into the shown
+schema); :func:`contract_record` gives the contract's full validation schema, stored
+once per contract in the lock's ``contracts``, with the checks that schema cannot
+express (:func:`unchecked`).
 """
 
 from __future__ import annotations
@@ -16,12 +20,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from compiler.compiled import CompiledRequest
+from compiler.errors import AdjustmentRefused
 from compiler.reply.outcome import forced_tool
+from compiler.report import AdjustmentReport
 from compiler.schema.budgets import uses_python_re
 from compiler.schema.contract import OutputContract
 from compiler.schema.frozen_json import thaw_json
+from registry.metadata.catalog import Catalog
 
-__all__ = ["LAX_COERCIONS", "contract_record", "pointer", "reply_recipe", "unchecked"]
+__all__ = [
+    "LAX_COERCIONS", "LockEntries", "catalog_metadata", "contract_record", "pointer",
+    "portable_report", "reply_recipe", "unchecked",
+]
 
 #: Listed for every contract: pydantic validates replies in lax JSON mode, which accepts
 #: some values the JSON Schema rejects (so a JSON Schema validator is the stricter one).
@@ -112,3 +122,98 @@ def contract_record(contract: OutputContract, spec: str | None) -> dict[str, Any
         "unchecked": unchecked(contract),
         "regex_engine": "python-re" if python_re else "rust-regex",
     }
+
+
+def _file_name(source: str) -> str:
+    """Return the file name of a local source (the lock stays directory-independent).
+
+    An ``http(s)://`` source is kept whole: its name alone would not say where it is.
+    """
+    if "://" in source and not source.startswith("file://"):
+        return source
+    return source.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or source
+
+
+def catalog_metadata(catalog: Catalog) -> dict[str, Any]:
+    """The lock's ``metadata`` record: ``{"source": file name or URL, "fetched_at",
+    "text": Catalog.describe(age=False)}``."""
+    return {"source": _file_name(catalog.source), "fetched_at": catalog.fetched_at,
+            "text": catalog.describe(age=False)}
+
+
+def portable_report(report: AdjustmentReport, catalog: Catalog) -> dict[str, Any]:
+    """Return the report as a dict, with metadata evidence naming the file only, and
+    nothing about how the metadata was obtained this time (age, fetch notes)."""
+    return LockEntries(catalog).report(report)
+
+
+class LockEntries:
+    """The lock entries of pairs compiled from one catalog (its texts worked out once)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._described = catalog.describe()
+        self._metadata = catalog_metadata(catalog)
+        self._name = self._metadata["source"]
+
+    def report(self, report: AdjustmentReport) -> dict[str, Any]:
+        """:func:`portable_report` of ``report``."""
+        catalog = self.catalog
+        data = report.to_dict()
+        if data["metadata"] == self._described:
+            data["metadata"] = self._metadata["text"]
+        data["notes"] = [n for n in data["notes"] if n != catalog.note]
+        for adjustment in data["adjustments"]:
+            evidence = adjustment["evidence"]
+            if evidence is not None and evidence["source"] == catalog.source:
+                evidence["source"] = self._name
+                evidence["text"] = evidence["text"].replace(catalog.source, self._name)
+        return data
+
+    def entry(self, model: str, compiled: CompiledRequest | None, error: Exception | None,
+              report: AdjustmentReport | None) -> dict[str, Any]:
+        """The entry ``stages[STAGE][model]`` of a compilation: ``compiled``, or the
+        recorded ``error`` (``report`` is the compilation's, a refusal's included)."""
+        metadata = dict(self._metadata)
+        entry: dict[str, Any] = {
+            "status": "error" if compiled is None else "ok",
+            "request": None,
+            "instructions": None,
+            "report": None if report is None else self.report(report),
+            "shown_sha256": None if report is None else report.shown_sha256,
+            "enforced_sha256": None if report is None else report.enforced_sha256,
+            "metadata": metadata,
+            "error": None,
+        }
+        if report is not None and model not in self.catalog:
+            metadata.update(source=None, fetched_at=None, text=report.metadata)
+        if compiled is not None:
+            entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
+            entry["instructions"] = compiled.instructions
+            entry["reply"], entry["loop"] = reply_recipe(compiled), compiled.loop_settings()
+            if compiled.endpoints:
+                entry["endpoints"] = list(compiled.endpoints)
+            if compiled.attempts:
+                entry["attempts"] = [
+                    {
+                        "endpoints": list(a.endpoints),
+                        "request": {k: v for k, v in a.body.items() if k != "messages"},
+                        "instructions": a.instructions,
+                        "report": self.report(a.report),
+                        "shown_sha256": a.report.shown_sha256,
+                        "enforced_sha256": a.report.enforced_sha256,
+                        "reply": reply_recipe(a),
+                    }
+                    for a in compiled.attempts
+                ]
+            if compiled.routes:
+                entry["routes"] = [r.to_dict() for r in compiled.routes]
+        else:
+            entry["reply"] = entry["loop"] = None
+            entry["error"] = {
+                "type": type(error).__name__,
+                "message": str(error),
+                "kinds": sorted(set(error.kinds)) if isinstance(error, AdjustmentRefused)
+                else [],
+            }
+        return entry

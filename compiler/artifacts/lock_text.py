@@ -1,5 +1,6 @@
 """The text of a lock: exactly what ``json.dumps(document, indent=2, sort_keys=True,
-ensure_ascii=False, allow_nan=False)`` gives, written several times faster.
+ensure_ascii=False, allow_nan=False)`` gives, written several times faster, and
+written entry by entry so that the whole text is never held in memory.
 
 With an ``indent`` the standard library encodes in pure Python through nested
 generators, so every piece of text climbs back through one generator per level (40% of
@@ -7,53 +8,99 @@ generators, so every piece of text climbs back through one generator per level (
 piece to one list, strings escaped by the standard library's C ``encode_basestring``.
 Anything that writer does not handle the way ``json.dumps`` does (a key that is not a
 string, a non-finite float, a type JSON has no form for, a cycle) makes
-:func:`lock_text` hand the whole document to ``json.dumps``, so the result, or the
-error, is always the standard library's own.
+:func:`lock_text` hand the value to ``json.dumps``, so the result, or the error, is
+always the standard library's own.
+
+:class:`LockSpool` writes a lock whose ``stages`` come one entry at a time: each entry's
+text is made as it arrives and kept in a spool (in memory up to
+:data:`SPOOL_MEMORY` bytes, then in an unnamed temporary file), and
+:meth:`LockSpool.chunks` gives the whole document's bytes in order, the same bytes as
+``lock_text(document) + "\\n"`` of the document put together whole.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-__all__ = ["lock_text"]
+from compiler.schema.frozen_json import FrozenDict, FrozenList
+
+__all__ = ["SPOOL_MEMORY", "LockSpool", "lock_text"]
 
 _INDENT = "  "
+
+#: Bytes of entry text a :class:`LockSpool` keeps in memory before moving to a file.
+SPOOL_MEMORY = 4 << 20
+
+#: Bytes :meth:`LockSpool.chunks` gathers before it yields them.
+_CHUNK = 1 << 18
+
+#: Read-only values whose text a walk remembers (their texts are each value's size).
+_SHARED_LIMIT = 256
 
 
 class _Unsupported(Exception):
     """A value this writer does not encode as ``json.dumps`` would."""
 
 
-def lock_text(document: Any) -> str:
+def lock_text(document: Any, level: int = 0,
+              shared: dict[int, tuple[Any, str]] | None = None) -> str:
     """Return ``json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
     allow_nan=False)``, the same characters.
+
+    Args:
+        document: a JSON value.
+        level: the nesting depth the value is written at (``3`` for a lock entry): every
+            line after the first is indented by two spaces more per level, as it is
+            inside the whole document.
+        shared: a memo of the text of read-only values
+            (:class:`compiler.schema.frozen_json.FrozenDict` / ``FrozenList``, such as
+            the schema every request of a projection carries) by identity, kept by the
+            caller across calls; ``None`` remembers nothing.
 
     Raises:
         ValueError: a non-finite float, or a circular reference (``json``'s own error).
         TypeError: a value JSON has no form for, or a key that cannot be one.
     """
     try:
-        return _write(document)
-    except (_Unsupported, RecursionError):
-        return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
+        return _write(document, level, shared)
+    except (_Unsupported, TypeError, RecursionError):
+        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
                           allow_nan=False)
+        # json.dumps escapes every newline inside a string: each "\n" starts a line.
+        return text.replace("\n", "\n" + _INDENT * level) if level else text
 
 
-def _write(document: Any) -> str:
+def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None) -> str:
+    """The walk; raises _Unsupported, TypeError or RecursionError where json.dumps
+    would write something else (a non-string key: ``encode`` refuses it) or fail."""
     out: list[str] = []
     encode = json.encoder.encode_basestring
     append = out.append
+    frozen = (FrozenDict, FrozenList) if shared is not None else ()
 
     def value(item: Any, level: int) -> None:
-        if isinstance(item, str):
+        kind = type(item)
+        if kind is str:
             append(encode(item))
+        elif kind is dict:
+            mapping(item, level)
+        elif kind is list or kind is tuple:
+            sequence(item, level)
         elif item is None:
             append("null")
         elif item is True:
             append("true")
         elif item is False:
             append("false")
+        elif kind in frozen and item:
+            append(remembered(item, level))
+        elif isinstance(item, str):
+            append(encode(item))
         elif isinstance(item, int):
             append(int.__repr__(item))
         elif isinstance(item, float):
@@ -67,19 +114,29 @@ def _write(document: Any) -> str:
         else:
             raise _Unsupported
 
+    def remembered(item: Any, level: int) -> str:
+        assert shared is not None
+        found = shared.get(id(item))
+        if found is None or found[0] is not item:
+            if len(shared) >= _SHARED_LIMIT:
+                shared.clear()
+            found = shared[id(item)] = (item, _write(item, 0, None))  # keeps item alive
+        return found[1].replace("\n", "\n" + _INDENT * level) if level else found[1]
+
     def mapping(item: dict[Any, Any], level: int) -> None:
         if not item:
             append("{}")
             return
-        if not all(isinstance(key, str) for key in item):
-            raise _Unsupported
         inner = "\n" + _INDENT * (level + 1)
         separator = "{" + inner
-        for key, child in sorted(item.items()):
-            append(separator)
-            append(encode(key))
-            append(": ")
-            value(child, level + 1)
+        for key in sorted(item):  # keys of mixed types: TypeError, as json.dumps
+            child = item[key]
+            # A key that is not a string (json.dumps would convert it): TypeError.
+            if type(child) is str:  # the commonest leaf, without a call of value()
+                append(separator + encode(key) + ": " + encode(child))
+            else:
+                append(separator + encode(key) + ": ")
+                value(child, level + 1)
             separator = "," + inner
         append("\n" + _INDENT * level + "}")
 
@@ -95,5 +152,120 @@ def _write(document: Any) -> str:
             separator = "," + inner
         append("\n" + _INDENT * level + "]")
 
-    value(document, 0)
+    value(document, start)
     return "".join(out)
+
+
+class LockSpool:
+    """A lock document written one ``stages`` entry at a time.
+
+    :meth:`add` takes each entry (``stages[STAGE][MODEL]``) in any order and keeps only
+    its text, encoded as UTF-8, in the spool; :meth:`finish` takes every other key of
+    the document; :meth:`chunks` then gives the document's text. Memory: the spool's
+    first :data:`SPOOL_MEMORY` bytes, the rest of the document, and an index of about
+    100 bytes per entry (a dict slot and an offset); never the whole text. A later
+    :meth:`add` of the same stage and model replaces the earlier entry (as a dict
+    would). Use it as a context manager, or :meth:`close` it: that frees the spool.
+
+    Args:
+        stages: stage names present even without an entry (written as ``{}``).
+        spool_dir: the folder of the spool file (default: the system's temporary
+            folder, ``TMPDIR``); the file has no name on Linux and is gone once closed.
+    """
+
+    def __init__(self, stages: Iterable[str] = (), *, spool_dir: str | Path | None = None):
+        self._file = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed by close()
+            max_size=SPOOL_MEMORY, dir=None if spool_dir is None else str(spool_dir))
+        # stage -> model -> the entry's number; entry i is bytes _starts[i]:_starts[i + 1]
+        self._index: dict[str, dict[str, int]] = {name: {} for name in stages}
+        self._starts = array("q", [0])
+        self._size = self._added = 0
+        self._shared: dict[int, tuple[Any, str]] = {}
+        self._rest: Mapping[str, Any] = {}
+
+    def __enter__(self) -> LockSpool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Free the spool (its file is removed)."""
+        self._file.close()
+        self._shared.clear()
+
+    @property
+    def size(self) -> int:
+        """Bytes of entry text in the spool (entries replaced by a later :meth:`add`
+        included)."""
+        return self._size
+
+    @property
+    def pairs(self) -> int:
+        """How many entries :meth:`add` took (a replaced one counts again)."""
+        return self._added
+
+    def add(self, stage: str, model: str, entry: Any) -> None:
+        """Write the text of ``stages[stage][model]`` to the spool.
+
+        Raises:
+            ValueError, TypeError: as :func:`lock_text` (for this entry).
+        """
+        data = lock_text(entry, 3, self._shared).encode("utf-8")
+        self._file.seek(self._size)  # after chunks() read elsewhere
+        self._file.write(data)
+        self._index.setdefault(stage, {})[model] = self._added
+        self._size += len(data)
+        self._starts.append(self._size)
+        self._added += 1
+
+    def finish(self, rest: Mapping[str, Any]) -> None:
+        """Set the document's other keys (every top-level key but ``stages``)."""
+        if "stages" in rest:
+            raise ValueError("the rest of the document has a 'stages' key; add entries")
+        self._rest = rest
+
+    def chunks(self) -> Iterator[bytes]:
+        """The document's text as UTF-8, in pieces of about 256 KiB, with the final
+        newline: the bytes of ``lock_text(document) + "\\n"``, ``document`` being the
+        rest plus ``stages``, each stage's models and the stages sorted by name."""
+        encode = json.encoder.encode_basestring
+        out = bytearray()
+        separator = "{\n  "
+        for key in sorted([*self._rest, "stages"]):
+            out += f"{separator}{encode(key)}: ".encode()
+            separator = ",\n  "
+            if key != "stages":
+                out += lock_text(self._rest[key], 1, self._shared).encode("utf-8")
+            else:
+                yield from self._stages(out)
+            if len(out) >= _CHUNK:
+                yield bytes(out)
+                out.clear()
+        out += b"\n}\n"
+        yield bytes(out)
+
+    def _stages(self, out: bytearray) -> Iterator[bytes]:
+        """Append the ``stages`` value to ``out``, yielding ``out`` whenever it is full."""
+        encode = json.encoder.encode_basestring
+        if not self._index:
+            out += b"{}"
+            return
+        stage_separator = b"{\n    "
+        for stage, models in sorted(self._index.items()):
+            out += stage_separator + encode(stage).encode("utf-8") + b": "
+            stage_separator = b",\n    "
+            if not models:
+                out += b"{}"
+                continue
+            model_separator = b"{\n      "
+            for model, number in sorted(models.items()):
+                out += model_separator + encode(model).encode("utf-8") + b": "
+                model_separator = b",\n      "
+                self._file.seek(self._starts[number])
+                out += self._file.read(self._starts[number + 1] - self._starts[number])
+                if len(out) >= _CHUNK:
+                    yield bytes(out)
+                    out.clear()
+            out += b"\n    }"
+        out += b"\n  }"

@@ -11,18 +11,19 @@ output) is the caller's to handle.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["holds_text", "write_atomically"]
 
 
 def write_atomically(
-    data: bytes,
+    data: bytes | Iterable[bytes],
     path: str | Path,
     *,
     option: str,
@@ -33,14 +34,16 @@ def write_atomically(
     """Write ``data`` to ``path`` atomically (see the module docstring).
 
     Args:
-        data: the file's bytes.
+        data: the file's bytes, or its pieces in order (written one by one as they come:
+            an error raised while they are made removes the temporary file and leaves
+            the target as it was).
         path: the target as the user gave it.
         option: the CLI option that names the target (``--output``), for the message.
         refuse: builds the error raised for a target that is not a regular file.
         durable: sync the new file to disk before the rename (a lock must survive a
             crash; a page is a view, made again at will).
-        keep_same: leave a file that already holds exactly ``data`` as it is (its time
-            stamp too): the rename costs the file system a flush.
+        keep_same: leave a file that already holds exactly ``data`` (bytes, not pieces)
+            as it is (its time stamp too): the rename costs the file system a flush.
 
     Returns:
         The file written (``path`` with symlinks resolved).
@@ -59,7 +62,7 @@ def write_atomically(
             raise refuse(f"{path}: not a regular file; give a file path for {option} "
                          "(or '-' for standard output)")
         mode = info.st_mode & 0o777
-        if keep_same and info.st_size == len(data):
+        if keep_same and isinstance(data, bytes) and info.st_size == len(data):
             with contextlib.suppress(OSError):
                 if target.read_bytes() == data:
                     return target
@@ -67,7 +70,8 @@ def write_atomically(
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in (data,) if isinstance(data, bytes) else data:
+                handle.write(piece)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -78,3 +82,29 @@ def write_atomically(
             os.unlink(temp)
         raise
     return target
+
+
+def holds_text(path: Path, pieces: Iterable[bytes]) -> bool | None:
+    """Whether the file holds the text whose UTF-8 ``pieces`` are given, read as
+    ``Path.read_text`` reads it (UTF-8, universal newlines), compared piece by piece.
+
+    Returns:
+        ``None`` when the file does not exist; ``False`` when it differs or is not UTF-8.
+
+    Raises:
+        OSError: the file exists but cannot be read.
+    """
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with handle:
+        try:
+            for piece in pieces:
+                text = decoder.decode(piece)
+                if handle.read(len(text)) != text:
+                    return False
+            return handle.read(1) == ""
+        except UnicodeDecodeError:
+            return False

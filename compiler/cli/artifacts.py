@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,10 +101,11 @@ def register(sub: Any) -> dict[str, Handler]:
 def _cmd_lock(args: argparse.Namespace) -> int:
     from compiler.artifacts.lock import (
         DEFAULT_LOCK_NAME,
+        Compilation,
         LockFileError,
         build_lock,
-        compile_all,
-        dump_lock,
+        iter_compilations,
+        spool_lock,
         write_lock,
     )
     from compiler.artifacts.lock_schema import lock_json_schema
@@ -120,62 +123,74 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         raise CliError("no stages.yaml here; give --stages PATH", EXIT_INPUT)
     if args.output == "-" and args.check:
         raise CliError("--check compares a lock file; give --output PATH, not '-'", EXIT_INPUT)
-    output = (
-        Path(args.output)
-        if args.output
-        else Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME
-    )
+    output = Path(args.output or Path(registry.stages_file.path).parent / DEFAULT_LOCK_NAME)
+    # Written as it compiles, one entry at a time (spooled beside the lock while the
+    # tables that come first fill up); --check keeps the compilations, for its diff.
+    kept: list[Compilation] = []  # every pair with --check, else the failed ones
+
+    def tally(items: Iterator[Compilation]) -> Iterator[Compilation]:
+        for item in items:
+            if args.check or item.error is not None:
+                kept.append(item)
+            yield item
+
+    folder = None if args.check or args.output == "-" else Path(os.path.realpath(output)).parent
     with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
-        items = compile_all(registry, coverage=args.coverage)
-    document = build_lock(registry, items, endpoints=args.endpoints)
-    text = dump_lock(document)
-    failed = [
-        {"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: {i.error}"}
-        for i in items
-        if i.error is not None
-    ]
-    summary: dict[str, Any] = {"path": str(output), "pairs": len(items), "failed": failed}
-    if args.check:
-        return _check(output, text, document, summary, args.json)
-    if args.output == "-":
-        print_document(text)
-        return EXIT_OK
-    try:
-        write_lock(text, output)
-    except LockFileError as exc:
-        raise CliError(str(exc), EXIT_INPUT) from exc
-    except OSError as exc:
-        raise CliError(
-            f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
-        ) from exc
+        spool = spool_lock(registry, tally(iter_compilations(registry, coverage=args.coverage)),
+                           endpoints=args.endpoints,
+                           spool_dir=folder if folder is not None and folder.is_dir() else None)
+    with spool:
+        failed = [{"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: "
+                   f"{i.error}"} for i in kept if i.error is not None]
+        summary: dict[str, Any] = {"path": str(output), "pairs": spool.pairs, "failed": failed}
+        if args.check:
+            return _check(output, spool.chunks(),
+                          lambda: build_lock(registry, kept, endpoints=args.endpoints),
+                          summary, args.json)
+        if args.output == "-":
+            print_document(chunk.decode("utf-8") for chunk in spool.chunks())
+            return EXIT_OK
+        try:
+            write_lock(spool.chunks(), output)
+        except LockFileError as exc:
+            raise CliError(str(exc), EXIT_INPUT) from exc
+        except OSError as exc:
+            raise CliError(
+                f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
+            ) from exc
     if args.json:
         print_json({**summary, "written": True}, ensure_ascii=True)
     else:
         # a status, not data: on stderr (stdout is for data), as a note
-        print_note(f"wrote {output}: {len(items)} stage/model pair(s), {len(failed)} failed")
+        print_note(f"wrote {output}: {spool.pairs} stage/model pair(s), {len(failed)} failed")
         for failure in failed:
             print_note(f"{failure['stage']} / {failure['model']} failed: {failure['error']}")
     return EXIT_OK
 
 
 def _check(
-    output: Path, text: str, document: dict[str, Any], summary: dict[str, Any], as_json: bool
+    output: Path, chunks: Iterable[bytes], fresh: Callable[[], dict[str, Any]],
+    summary: dict[str, Any], as_json: bool,
 ) -> int:
+    """``lock --check``: ``chunks`` against the file; ``fresh()`` only for a diff."""
     from compiler.artifacts.diff import count_pairs, diff_locks, render_changes
     from compiler.artifacts.lock import LockFileError, read_lock
     from compiler.artifacts.lock_inputs import input_changes
     from compiler.artifacts.lock_schema import LOCK_FORMAT
+    from compiler.artifacts.output_file import holds_text
 
-    try:
-        current = output.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        current = None
-    if current == text:
+    same = holds_text(output, chunks)
+    if same:
         if as_json:
             print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
         else:
             print_note(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
         return EXIT_OK
+    try:  # not UTF-8: read_lock says it is not a valid lock (it was a traceback)
+        current = None if same is None else output.read_text(encoding="utf-8",
+                                                              errors="replace")
+    except FileNotFoundError:
+        current = None
     changes: list[Any] = []
     inputs: list[str] = []
     why = "does not exist"
@@ -188,6 +203,7 @@ def _check(
                    if found is not None and found != LOCK_FORMAT
                    else f"is not a valid lock ({exc})")
         else:
+            document = fresh()
             changes = diff_locks(old, document)
             inputs = input_changes(old.get("inputs") or {}, document["inputs"])
             why = (

@@ -22,7 +22,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -206,16 +206,18 @@ def print_json(payload: Any, *, ensure_ascii: bool = False, sort_keys: bool = Fa
                               sort_keys=sort_keys) + "\n")
 
 
-def print_document(text: str) -> None:
+def print_document(text: str | Iterable[str]) -> None:
     """Write ``text``, a JSON document already rendered (the audit, a lock on stdout), to
-    stdout the way :func:`print_json` does: one write, SIGINT held back during it."""
+    stdout the way :func:`print_json` does: one write (or one per piece, when ``text``
+    is pieces in order), SIGINT held back during it."""
     import signal
 
     held = {signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         _stdout["json"] = True
-        sys.stdout.write(text)
+        for piece in (text,) if isinstance(text, str) else text:
+            sys.stdout.write(piece)
         sys.stdout.flush()
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, held)

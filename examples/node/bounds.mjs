@@ -84,24 +84,57 @@ export function tooLong(text) {
   return { path: "$", message: `Reply is ${n(text.length)} characters, more than the ${n(MAX_REPLY_CHARS)} accepted` };
 }
 
+// The literals pydantic-core's JSON parser reads as numbers (NaN, Infinity, -Infinity)
+// where JSON.parse refuses them; outside strings only.
+const NON_FINITE = /(-?Infinity|NaN)/g;
+
 /**
- * Numbers JSON.parse read as Infinity (`1e999`), by path; `at` gives a path's text.
- * (JSON has no NaN or Infinity literal: JSON.parse refuses those itself.)
+ * Parse as the Python readers do (pydantic-core's `from_json`): `NaN`, `Infinity` and
+ * `-Infinity` read as numbers (then refused at their path, below), a lone surrogate
+ * escape (`"\ud800"`) is invalid JSON. Returns {data} or {errors: [{path, message}]}.
  */
-export function nonFinite(data, where, at) {
+export function parseJSON(text, at) {
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    // again with the non-finite literals outside strings as 1e999 (Infinity; NaN too,
+    // only to be refused at its path)
+    let changed = false;
+    const parts = [];
+    let last = 0;
+    for (const m of text.matchAll(STRING)) {
+      parts.push(text.slice(last, m.index).replace(NON_FINITE, () => ((changed = true), "1e999")), m[0]);
+      last = m.index + m[0].length;
+    }
+    parts.push(text.slice(last).replace(NON_FINITE, () => ((changed = true), "1e999")));
+    try {
+      if (!changed) throw err;
+      data = JSON.parse(parts.join(""));
+    } catch {
+      return { errors: [{ path: "$", message: `Invalid JSON: ${err.message}` }] };
+    }
+  }
   const found = [];
-  const stack = [[data, where]];
+  const stack = [[data, []]];
   while (stack.length && found.length < 50) {
     const [value, path] = stack.pop();
     if (typeof value === "number" && !Number.isFinite(value)) {
       found.push({ path: at(path), message: "NaN and Infinity are not JSON numbers; a finite number is expected" });
+    } else if (typeof value === "string" && !value.isWellFormed()) {
+      return { errors: [{ path: "$", message: "Invalid JSON: a lone surrogate escape (a half of a UTF-16 pair) is not a character" }] };
     } else if (Array.isArray(value)) {
-      value.forEach((item, i) => stack.push([item, [...path, i]]));
+      for (let i = value.length - 1; i >= 0; i -= 1) stack.push([value[i], [...path, i]]);
     } else if (value !== null && typeof value === "object") {
-      for (const [k, item] of Object.entries(value)) stack.push([item, [...path, k]]);
+      for (const [k, item] of Object.entries(value)) {
+        if (!k.isWellFormed()) {
+          return { errors: [{ path: "$", message: "Invalid JSON: a lone surrogate escape (a half of a UTF-16 pair) is not a character" }] };
+        }
+        stack.push([item, [...path, k]]);
+      }
     }
   }
-  return found;
+  return found.length ? { errors: found } : { data };
 }
 
 const fans = new Map(); // contract key -> fan-out

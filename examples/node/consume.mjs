@@ -15,7 +15,7 @@ import OpenAI from "openai";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { RE2JS } from "re2js";
-import { admitText, fanOut, nonFinite, tooLong } from "./bounds.mjs";
+import { admitText, fanOut, parseJSON, tooLong } from "./bounds.mjs";
 
 // A contract's `regex_engine` says how its `pattern`s run in Python: `rust-regex`
 // (pydantic-core's default, linear time) or `python-re` (Python's `re`, backtracking).
@@ -198,12 +198,12 @@ function longString(data, where) {
   while (stack.length) {
     const [value, at] = stack.pop();
     if (typeof value === "string" && value.length > MAX_PATTERN_CHARS) {
-      return { path: jsonPath(at), message: `String is ${value.length} characters, more than the ${MAX_PATTERN_CHARS} a pattern is run on` };
+      return { path: jsonPath(at), message: `String is ${value.length.toLocaleString("en-US")} characters, more than the ${MAX_PATTERN_CHARS.toLocaleString("en-US")} a python-re pattern is run on` };
     }
     if (Array.isArray(value)) value.forEach((item, i) => stack.push([item, [...at, i]]));
     else if (value !== null && typeof value === "object") {
       for (const [k, item] of Object.entries(value)) {
-        if (k.length > MAX_PATTERN_CHARS) return { path: `${jsonPath(at)}[*]`, message: `Key is ${k.length} characters, more than the ${MAX_PATTERN_CHARS} a pattern is run on` };
+        if (k.length > MAX_PATTERN_CHARS) return { path: `${jsonPath(at)}[*]`, message: `Key is ${k.length.toLocaleString("en-US")} characters, more than the ${MAX_PATTERN_CHARS.toLocaleString("en-US")} a python-re pattern is run on` };
         stack.push([item, [...at, k]]);
       }
     }
@@ -220,14 +220,9 @@ export function parseReply(lock, recipe, text) {
   if (recipe.strip_fence) text = unfence(text);
   const bound = admitText(text, fanOut(recipe.contract, schema));
   if (bound) return { valid: false, errors: [bound] };
-  let data;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    return { valid: false, errors: [{ path: "$", message: `Invalid JSON: ${err.message}` }] };
-  }
-  const infinite = nonFinite(data, [], jsonPath);
-  if (infinite.length) return { valid: false, errors: infinite };
+  const parsed = parseJSON(text, jsonPath);
+  if (parsed.errors) return { valid: false, errors: parsed.errors };
+  let data = parsed.data;
   const root = lock.schemas[recipe.schema];
   undoNulls(data, root, "", { root, absent: new Set(recipe.absent_nulls), schemaKey: recipe.schema, engine });
   let where = [];
@@ -260,24 +255,52 @@ function check(key, root, node, data, where, engine) {
   const found = validate.errors.map((e) => ({ ...e, at: steps(e.instancePath, data) }));
   const unions = found.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf")
     .sort((a, b) => a.at.length - b.at.length);
-  let kept = found;
+  // The errors at a path or below it are one run of the paths in sorted order, so each
+  // union drops what it covers by two binary searches (linear in the errors overall: an
+  // inner union inside a run already dropped is skipped).
+  const order = found.map((_, i) => i).sort((i, j) => {
+    const a = found[i].instancePath;
+    const b = found[j].instancePath;
+    return a < b ? -1 : a > b ? 1 : i - j;
+  });
+  const paths = order.map((i) => found[i].instancePath);
+  const index = new Map(found.map((e, i) => [e, i]));
+  const removed = new Uint8Array(found.length);
+  const first = (text) => {
+    let lo = 0;
+    let hi = paths.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (paths[mid] < text) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const drop = (prefix, keep) => {
+    for (let k = first(prefix); k < paths.length && paths[k] === prefix; k += 1) {
+      if (order[k] !== keep) removed[order[k]] = 1;
+    }
+    const below = prefix + "/";
+    for (let k = first(below); k < paths.length && paths[k].startsWith(below); k += 1) {
+      if (order[k] !== keep) removed[order[k]] = 1;
+    }
+  };
   const extra = [];
   for (const u of unions) {
-    if (!kept.includes(u)) continue;
+    const self = index.get(u);
+    if (removed[self]) continue;
     const value = u.at.reduce((v, s) => v?.[s], data);
     const branches = resolve(schema, u.schemaPath.replace(/\/(anyOf|oneOf)$/, ""))?.[u.keyword] ?? [];
     const real = branches.filter((b) => !isNull(b));
-    const prefix = u.instancePath;
-    const under = (e) => e.instancePath === prefix || e.instancePath.startsWith(prefix + "/");
-    if (value === null) continue;
-    if (real.length !== 1) {
+    if (value === null || real.length !== 1) {
       // no branch matched: one error at the value, as jsonschema (and pydantic) report it
-      kept = kept.filter((e) => e === u || !under(e));
+      drop(u.instancePath, self);
       continue;
     }
-    kept = kept.filter((e) => !under(e));
+    drop(u.instancePath, -1);
     extra.push(...check(`${key}${u.schemaPath}`, root, real[0], value, [...where, ...u.at], engine));
   }
+  const kept = found.filter((_, i) => !removed[i]);
   return [
     ...kept.map((e) => {
       const at = [...where, ...e.at];
