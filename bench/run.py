@@ -27,7 +27,8 @@ one warm-up run (docs/performance.md says what each sample is):
    the CLI makes it (the input files hashed in a thread beside the audit, then the
    wait for those hashes, the render, and the write over a page that changed; also
    the write over the same page, which leaves it), with the time to build the rows'
-   page fields (``cell_detail``, part of ``audit()``) and the page's size.
+   page fields (``cell_detail``, part of ``audit()``) and the page's size; then, as a
+   user meets it, ``capc audit`` against ``capc audit --html FILE`` (fresh processes).
 10. the first projection of each example contract against its ``model_json_schema()``
    time, and projection at 1,000 and 10,000 fields (``bench/goals.py``);
 11. ``capc lock``'s work against ``capc audit``'s for the stages.yaml pairs, and the
@@ -269,6 +270,7 @@ def in_process(snapshot: Path, rounds: int) -> None:
     lock_memory_goal(largest)
     litellm_comparison(rounds, registry)
     audit_page_overhead(snapshot, rounds)
+    audit_page_process(snapshot, rounds)
 
 
 def _all_models_stages(snapshot: Path, folder: Path) -> Path:
@@ -345,6 +347,32 @@ def audit_page_overhead(snapshot: Path, rounds: int) -> None:
                   f"{stats(pages)} ({ratio:.0%} of audit())")
             if label == "example stages":
                 record("audit page (example stages): page / audit()", ratio * 100, 10, "%")
+
+
+def audit_page_process(snapshot: Path, rounds: int) -> None:
+    """Measure 9 as a user meets it: ``capc audit`` and ``capc audit --html FILE`` of the
+    example stages, each a fresh process, interleaved; the page written over one that
+    changed (rewritten before each run, outside the timing)."""
+    with tempfile.TemporaryDirectory(prefix="capc-bench-page-") as folder:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["CAPC_OFFLINE"] = "1"
+        env["CAPC_CACHE_DIR"] = str(Path(folder) / "cache")
+        target = Path(folder) / "audit.html"
+        plain = [sys.executable, "-m", "compiler", "audit", "--metadata", str(snapshot)]
+        paged = [*plain, "--html", str(target)]
+        run_process(plain, env)
+        run_process(paged, env)  # warm-up: bytecode and the compile cache
+        without, with_page = [], []
+        for _ in range(max(5, rounds)):
+            without.append(run_process(plain, env)[0])
+            target.write_text("an older page", encoding="utf-8")
+            with_page.append(run_process(paged, env)[0])
+        added = statistics.median(with_page) - statistics.median(without)
+        share = added / statistics.median(without)
+        print(f"9. capc audit of the example stages: {stats(without)}; with --html "
+              f"{stats(with_page)}: the page adds {added * 1e3:.1f} ms ({share:.0%})")
+        record("audit page (example stages): capc audit --html / capc audit - 1",
+               max(0.0, share) * 100, 10, "%")
 
 
 def audit_largest(largest: Path, rounds: int) -> None:

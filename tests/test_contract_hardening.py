@@ -59,6 +59,19 @@ IMPORT_TIME = [
     ("import sys\nsys.exit(3)\n", "SystemExit (code 3)"),
     ("raise SystemExit\n", "SystemExit (code None)"),
     ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+    # issue 21 follow-up: what cannot be printed, BaseException, huge or multi-line text,
+    # a NUL byte: still the one line "file:N: Type: message", never a traceback
+    ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError()\nraise E()\n",
+     ".py:4: E: E()"),
+    ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError()\n"
+     "    def __repr__(self):\n        raise RuntimeError()\nraise E()\n",
+     ".py:6: E: <message not shown: __str__ raised RuntimeError>"),
+    ("class B(BaseException):\n    pass\nraise B('b')\n", ".py:3: B: b"),
+    ("raise GeneratorExit()\n", ".py:1: GeneratorExit"),
+    ("raise MemoryError()\n", ".py:1: MemoryError"),
+    ("raise ValueError('A' * 5_000_000)\n", "A" * 500 + "... (5,000,000 characters)"),
+    ("raise ValueError('one\\ntwo\\x1b[31m')\n", ".py:1: ValueError: one two\\x1b[31m"),
+    ("x = 1\x00\n", ".py: SyntaxError: source code string cannot contain null bytes"),
 ]  # fmt: skip
 
 
@@ -76,6 +89,7 @@ def test_an_exit_at_import_is_a_contract_error_naming_the_module(
         load_contract(spec, base_dir=tmp_path)
     assert message in str(caught.value)
     assert f"contract {spec!r} cannot be imported" in str(caught.value)
+    assert len(str(caught.value)) < 1_000 and "\n" not in str(caught.value)
     assert not any(key.endswith(name) or key.startswith(f"_capc_contract_{name}")
                    for key in sys.modules)  # fmt: skip
 
@@ -100,6 +114,11 @@ CLI_CASES = [
     ("print('noise')\n", 0, None),
     ("raise SystemExit(0)\n", 2, "raised SystemExit (code 0)"),
     ("raise KeyboardInterrupt\n", 2, "raised KeyboardInterrupt"),
+    ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError()\n"
+     "    def __repr__(self):\n        raise RuntimeError()\nraise E()\n", 2,
+     "c.py:6: E: <message not shown"),
+    ("class B(BaseException):\n    pass\nraise B('b')\n", 2, "c.py:3: B: b"),
+    ("raise GeneratorExit()\n", 2, "c.py:1: GeneratorExit"),
 ]  # fmt: skip
 
 

@@ -119,6 +119,47 @@ def test_a_dash_is_standard_input_for_every_input_file(
     assert "Traceback" not in proc.stderr
 
 
+CLOSED_OR_EMPTY = [
+    # (argv with one "-", stdin closed (None) or what it holds, the one error line's start)
+    (["compile", "extract_invoice", "openai/gpt-4o-mini", "--messages", "-"], None,
+     "capc: error: stdin: cannot read --messages: standard input is closed"),
+    (["reply", "classify_ticket", "openai/gpt-4o-mini", "-"], None,
+     "capc: error: stdin: cannot read FILE: standard input is closed"),
+    (["compile", "classify_ticket", "openai/gpt-4o-mini", "--stages", "-"], None,
+     "capc: error: stdin: cannot read --stages: standard input is closed"),
+    (["compile", "classify_ticket", "openai/gpt-4o-mini", "--metadata", "-"], None,
+     "capc: error: stdin: cannot read --metadata: standard input is closed"),
+    (["diff", "-", str(SEED_MODELS)], None,
+     "capc: error: stdin: cannot read OLD: standard input is closed"),
+    # one name for stdin in every message, whichever reader took it
+    (["diff", "-", str(SEED_MODELS)], "", "capc: error: neither a models list (stdin: "),
+    (["compile", "classify_ticket", "openai/gpt-4o-mini", "--stages", "-"], "",
+     "capc: error: stdin: file is empty"),
+    (["compile", "classify_ticket", "openai/gpt-4o-mini", "--metadata", "-"], "",
+     "capc: error: stdin: invalid JSON"),
+    (["compile", "classify_ticket", "openai/gpt-4o-mini", "--messages", "-"], "",
+     "capc: error: stdin:1:1: messages are not valid JSON"),
+    (["reply", "classify_ticket", "openai/gpt-4o-mini", "-"], "",
+     "capc: error: stdin: neither a JSON response"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "stdin", "line"), CLOSED_OR_EMPTY)
+def test_a_closed_or_empty_stdin_is_one_line_naming_stdin(
+    tmp_path: Path, argv: list[str], stdin: str | None, line: str
+) -> None:
+    proc = subprocess.run(
+        [*CAPC, *argv], input=stdin, capture_output=True, text=True, env=_env(tmp_path),
+        cwd=ROOT, check=False, timeout=120,
+        preexec_fn=(lambda: os.close(0)) if stdin is None else None,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1].startswith(line), proc.stderr
+    assert "Traceback" not in proc.stderr and "/dev/stdin" not in proc.stderr
+    assert "capc-diff-" not in proc.stderr
+
+
 # --- d) unknown top-level options and commands ----------------------------------------
 
 USAGE = [
@@ -142,6 +183,10 @@ USAGE = [
     (["compile", "s"], "capc: error: the following arguments are required: MODEL (see "
      "'capc compile --help')"),
     ([], "capc: error: the following arguments are required: COMMAND (see 'capc --help')"),
+    (["--", "compile"], "capc: error: argument COMMAND: invalid choice: '--' (the command "
+     "comes first: capc COMMAND [-- ARGS]); choose from compile, explain, routes, reply, "
+     "show, check, schema, lock, audit, diff, refresh, models, cache (see 'capc --help')"),
+    (["--"], "capc: error: the following arguments are required: COMMAND (see 'capc --help')"),
 ]  # fmt: skip
 
 

@@ -45,6 +45,10 @@ class Pat(BaseModel):  # rust-regex (the default): linear time, no length bound
     code: Annotated[str, Field(pattern=r"^(a+)+$")]
     note: Annotated[str, Field(pattern=r"^\\w+$")]
 
+class Uni(BaseModel):  # rust-regex syntax that JavaScript's RegExp lacks (RE2 has it)
+    letters: Annotated[str, Field(pattern=r"^\\p{L}+$")]
+    alpha: Annotated[str, Field(pattern=r"^[[:alpha:]]+$")]
+
 class PyPat(BaseModel):  # python-re: strings bounded before a pattern runs
     model_config = ConfigDict(regex_engine="python-re")
     word: Annotated[str, Field(pattern=r"^[a-z]+$")]
@@ -77,6 +81,8 @@ CASES: dict[str, tuple[str, str]] = {
     "long_string_rust": ("pat", '{"code": "aa", "note": "' + "x" * 20_000 + '"}'),
     "long_string_python_re": ("pypat", '{"word": "' + "x" * 20_000 + '"}'),
     "pattern_fails": ("pypat", '{"word": "A1"}'),
+    "unicode_letters": ("uni", '{"letters": "\u00fcn\u00ef\u65e5", "alpha": "abc"}'),
+    "posix_class_fails": ("uni", '{"letters": "a", "alpha": "ab1"}'),
 }  # fmt: skip
 
 
@@ -89,7 +95,7 @@ def lock_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(ROOT / "models.yaml", tmp / "models.yaml")
     stages = ["stages:"]
     for stage, contract in (("plain", "Plain"), ("wide", "Wide"), ("pat", "Pat"),
-                            ("pypat", "PyPat")):
+                            ("pypat", "PyPat"), ("uni", "Uni")):
         stages += [f"  {stage}:", f"    contract: bounds_contracts.py:{contract}",
                    "    reasoning: none", "    output_tokens: 500", "    output: schema",
                    "    models:", f"      - {MODEL}"]  # fmt: skip
@@ -155,6 +161,8 @@ def test_every_case_meets_the_bound_it_names(lock_path: Path) -> None:
     assert got["long_string_rust"] == []
     assert [p for p, _ in got["long_string_python_re"]] == ["$.word"]
     assert [p for p, _ in got["pattern_fails"]] == ["$.word"]
+    assert got["unicode_letters"] == [] and [p for p, _ in got["posix_class_fails"]] == [
+        "$.alpha"]
 
 
 @pytest.mark.usefixtures("node_ready")

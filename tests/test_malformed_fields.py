@@ -19,7 +19,7 @@ from registry.metadata.parse import parse_models
 from registry.metadata.ranges import range_notes
 from registry.resolve.resolver import Registry
 from registry.sources.cache import MetadataCache, RejectedPayload
-from tests.conftest import SEED_MODELS
+from tests.conftest import ROOT, SEED_MODELS
 
 SEED: dict[str, Any] = json.loads(SEED_MODELS.read_bytes())
 TARGET = "openai/gpt-4o-mini"
@@ -108,3 +108,40 @@ def test_half_or_fewer_malformed_is_still_a_list() -> None:
 def test_an_element_that_names_no_model_still_fails_the_list() -> None:
     with pytest.raises(MetadataError, match="model #1 has no string 'id'"):
         parse_models([{"id": "a/b"}, {"id": 5}], source="src")
+
+
+DISPLAY_CASES = [
+    # (dotted key resolution never reads, published value, the note's tail)
+    ("name", [1], "an array [1], not a string"),
+    ("name", {}, "an object {}, not a string"),
+    ("name", True, "a boolean true, not a string"),
+    ("canonical_slug", 5, "a number 5, not a string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("dotted", "value", "tail"), DISPLAY_CASES)
+def test_a_malformed_display_field_is_noted_by_capc_show_and_models(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    dotted: str, value: object, tail: str,
+) -> None:  # fmt: skip
+    """Only the full model records a field the core does not hold: ``capc show`` and
+    ``capc models`` read it and say so (issue 21/22 follow-up: ``name: null``, no note)."""
+    from compiler.cli.main import main
+
+    monkeypatch.setenv("CAPC_OFFLINE", "1")
+    monkeypatch.setenv("CAPC_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "models-2026-08-19.json"
+    path.write_text(json.dumps(_body((TARGET, dotted, value))), encoding="utf-8")
+    note = f"metadata of {TARGET}: {dotted} is {tail}; read as unknown"
+    base = ["--metadata", str(path), "--models", str(ROOT / "models.yaml"),
+            "--stages", str(ROOT / "stages.yaml")]
+    assert main(["show", TARGET, *base, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == [note]
+    assert main(["show", TARGET, *base]) == 0
+    assert f"note: {note}" in capsys.readouterr().out
+    base = base[:4]  # capc models takes no --stages
+    assert main(["models", "--search", TARGET, *base, "--json"]) == 0
+    [row] = [r for r in json.loads(capsys.readouterr().out)["models"] if r["id"] == TARGET]
+    assert row["notes"] == [note]
+    assert main(["models", "--search", TARGET, *base]) == 0
+    assert f"read as unknown (malformed or out of range): {TARGET}" in capsys.readouterr().err

@@ -46,12 +46,18 @@ LIMIT_VALUES = [("-5", "-5"), ("0", "0"), ("0.0", "0.0"), ("-0.5", "-0.5"),
                 ('"Infinity"', '"Infinity"'), ('"1e999"', '"1e999"'),
                 ('"' + "9" * 5000 + '"', "(5,002 characters)"), ("true", "true"),
                 ("false", "false"), ("1.5", "1.5"), ("9" * 400, "(400 characters)"),
-                (str(2**31 + 1), str(2**31 + 1)), ('"-5.0"', '"-5.0"')]
+                (str(2**31 + 1), str(2**31 + 1)), ('"-5.0"', '"-5.0"'),
+                # text that is no number as OpenRouter writes one (digits only)
+                ('" 16 "', 'a string " 16 "'), ('"16 "', 'a string "16 "'),
+                ('"1_000"', 'a string "1_000"'), ('"\uff11\uff16"', "a string"),
+                ('"1e5"', '"1e5"'), ('"+16"', 'a string "+16"')]
 PRICE_VALUES = [('"-1"', '"-1"'), ('"-0.5"', '"-0.5"'), ("-1", "-1"), ('"-0"', '"-0"'),
                 ("1e999", "infinite"), ('"Infinity"', '"Infinity"'), ('"NaN"', '"NaN"'),
                 # finite as decimals but above the ceiling (1 USD per token, 100 per unit)
                 ('"1e999"', '"1e999"'), ('"' + "9" * 5000 + '"', "(5,002 characters)"),
-                ('"1000"', '"1000"'), ("1000", "1000"), ("true", "true")]
+                ('"1000"', '"1000"'), ("1000", "1000"), ("true", "true"),
+                ('" 0.1 "', 'a string " 0.1 "'), ('"0_1"', 'a string "0_1"'),
+                ('"\uff10.1"', "a string"), ('"0.1\\n"', "a string")]
 ROWS = [(f, raw, text) for f in LIMIT_FIELDS for raw, text in LIMIT_VALUES] + [
     (f, raw, text) for f in PRICE_FIELDS for raw, text in PRICE_VALUES]
 
@@ -124,12 +130,12 @@ def test_it_is_reported_and_never_sent(
 
 
 def test_in_range_values_give_no_note(tmp_path: Path) -> None:
-    """A price of 0 is a price (free), a limit of 1 a limit, a string of digits (white
-    space around it stripped, as documented) and 2^31 too: nothing to report."""
+    """A price of 0 is a price (free), a limit of 1 a limit, a string of digits (and
+    nothing else, as documented) and 2^31 too: nothing to report."""
     model = json.loads(json.dumps(BASE))
     model["pricing"] = {"prompt": "0", "completion": 0}
     model["top_provider"]["max_completion_tokens"] = 1
-    model["top_provider"]["context_length"] = " 5 "
+    model["top_provider"]["context_length"] = "5"
     model["context_length"] = 2**31
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"data": [model]}), encoding="utf-8")

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from compiler.errors import ProjectionError
-from compiler.metaschema.draft2020 import meta_schema_error, vouch
+from compiler.metaschema.draft2020 import format_checker, meta_schema_error, vouch
 from compiler.schema.checks import verify_projected
 from compiler.schema.contract import OutputContract
 from compiler.schema.dialects import DIALECTS
@@ -28,8 +28,10 @@ from tests.fixtures.contracts.corpus import CORPUS
 
 
 def valid(schema: Any) -> bool:
+    """``check_schema`` with ``format: regex`` read as the contract's engines do (Python's
+    ``re`` or pydantic-core's ``rust-regex``)."""
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=format_checker())
     except SchemaError:
         return False
     return True
@@ -40,6 +42,7 @@ def valid(schema: Any) -> bool:
 ODD_VALUES: list[Any] = [
     None, True, False, 0, 1, -1, 1.0, 2.5, -0.5, 0.0, "", "string", "integer", "#",
     "#/$defs/A", "http://x/y#z", "a b", "#/$defs/a b", "(", "[a-z]+", "^#x$", [], [1],
+    "^\\p{L}+$", "(?=a)", "\\p{Greek}", "[[:alpha:]]", {"\\p{L}": {}},
     ["a"], ["a", "a"], ["string", "null"], ["string", "string"], ["strin"], [True],
     {}, {"a": {}}, {"a": 1}, {"(": {}}, {"a": ["b"]}, {"a": ["b", "b"]}, ("a",),
     [{}], [{"type": "strin"}], {"type": "string"}, {"type": 3}, float("inf"),
@@ -109,3 +112,55 @@ _schema = st.recursive(
 def test_vouch_implies_check_schema_passes(schema: dict[str, Any]) -> None:
     if vouch(schema):
         assert valid(schema)
+
+
+PATTERNS = [
+    # (a Field pattern valid under pydantic's default engine, rust-regex, not under re;
+    #  a string it matches)
+    (r"^\p{L}+$", "\u00e9t\u00e9"),
+    (r"^\p{Greek}{2,}$", "\u03b1\u03b2"),
+    (r"^[\p{Lu}\d]+$", "AB1"),
+    (r"^[[:alpha:]]+$", "abc"),
+    (r"^\pL+$", "abc"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("pattern", "sample"), PATTERNS)
+def test_a_pattern_of_the_contracts_engine_is_never_an_internal_error(
+    pattern: str, sample: str
+) -> None:
+    """Issue 21/22 follow-up: ``Field(pattern=r"^\\p{L}+$")`` made every dialect keeping
+    ``pattern`` fail its guard ("internal error: ... is not a 'regex'"), since the guard
+    compiled it with Python's ``re``. The guard takes the contract's own engine, and the
+    pattern is sent as it is (no dialect has a rule on pattern syntax)."""
+    from pydantic import BaseModel, Field, create_model
+
+    model: type[BaseModel] = create_model("U", u=(str, Field(pattern=pattern)))
+    contract = OutputContract.from_type(model)
+    for dialect in DIALECTS.values():
+        projection = project(contract, dialect)  # no ProjectionError
+        thawed = thaw_json(projection.schema)
+        assert meta_schema_error(thawed) is None, dialect.name
+    assert contract.adapter.validate_python({"u": sample}).u == sample
+
+
+INVALID_EXTRA = [
+    # (json_schema_extra of a field, the message part): no engine takes it
+    ({"pattern": "("}, "$.properties.u.pattern: '(' is not a 'regex'"),
+    ({"minLength": -1}, "$.properties.u.minLength: -1 is less than the minimum of 0"),
+    ({"type": "strin"}, "$.properties.u.type"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("extra", "message"), INVALID_EXTRA)
+def test_a_schema_value_no_engine_takes_is_a_contract_error(
+    extra: dict[str, Any], message: str
+) -> None:
+    from pydantic import BaseModel, Field, create_model
+
+    from compiler.errors import ContractError
+
+    model: type[BaseModel] = create_model("U", u=(str, Field(json_schema_extra=extra)))
+    with pytest.raises(ContractError, match="is not valid JSON Schema") as caught:
+        OutputContract.from_type(model)
+    assert message in str(caught.value) and "internal error" not in str(caught.value)

@@ -254,9 +254,10 @@ def print_stderr(text: str) -> None:
 
 def _print_labelled(label: str, message: str) -> None:
     from compiler.cli.terminal import stderr_label
+    from registry.boundedread import shown_paths
     from registry.redact import redact_text
 
-    text = redact_text(message)
+    text = shown_paths(redact_text(message))
     if not stderr_label(label, text):  # coloured on a terminal, else plain
         print(f"capc: {label}: {text}", file=sys.stderr, flush=True)
 
@@ -328,16 +329,17 @@ def error_payload(exc: BaseException, code: int) -> dict[str, Any]:
         ``suggestions`` for an unknown name; ``kinds`` for a refusal; ...). Every string
         is credential-masked.
     """
+    from registry.boundedread import shown_paths
     from registry.redact import redact_text
 
     def plain(value: Any) -> Any:
         if isinstance(value, str):
-            return redact_text(value)
+            return shown_paths(redact_text(value))
         if isinstance(value, list | tuple):
             return [plain(v) for v in value]
         return value if value is None or isinstance(value, int | float | bool) else str(value)
 
-    error: dict[str, Any] = {"message": redact_text(str(exc)), "kind": _kind(exc),
+    error: dict[str, Any] = {"message": plain(str(exc)), "kind": _kind(exc),
                              "exit_code": code}
     for attribute, key in _FIELDS.items():
         value = getattr(exc, attribute, None)

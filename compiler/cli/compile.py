@@ -37,6 +37,7 @@ from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
 from compiler.cli.routes import attempts_payload, attempts_text, print_attempts, print_report
 from compiler.cli.terminal import add_wide_option, stdout_console, waiting
 from compiler.compiled import CompiledRequest
+from registry.boundedread import STDIN_NAME
 
 __all__ = ["register"]
 
@@ -93,7 +94,7 @@ def _finite_float(text: str) -> float:
 def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
     if spec is None:
         return "", []
-    where = "stdin" if spec == "-" else spec
+    where = STDIN_NAME if spec == "-" else spec
     try:
         text = read_input_text(spec, MAX_MESSAGES_BYTES, "messages")
         data = json.loads(text, parse_constant=_not_finite, parse_float=_finite_float)

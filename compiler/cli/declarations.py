@@ -75,9 +75,28 @@ def _declared_in(registry: Any, model: Any) -> str | None:
     return str(registry.models_file.path)
 
 
+def _show_notes(registry: Any, model: Any) -> list[str]:
+    """The resolved model's notes, then one per malformed field resolution does not
+    read (``name``, ``description``: only the full model records them), as ``capc
+    models`` words them."""
+    from registry.errors import MetadataError
+    from registry.metadata.ranges import range_notes
+
+    notes = list(model.metadata_notes)
+    try:
+        info = registry.catalog.get(model.id)
+    except MetadataError:  # the lookup's own error is the resolve's business, not a note's
+        return notes
+    if info is not None and info.out_of_range:
+        notes += [note for note in range_notes(model.id, {"out_of_range": info.out_of_range})
+                  if note not in notes]
+    return notes
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     registry = load_registry(args)
     model = registry.resolve(args.model, args.stage)
+    notes = _show_notes(registry, model)
     rows: list[dict[str, Any]] = []
     for path in sorted(model.values):
         source = model.provenance.get(path)
@@ -96,7 +115,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
             "declared_only": model.declared_only,
             "declared_in": _declared_in(registry, model),
             "alias_target": model.alias_target,
-            "notes": list(model.metadata_notes),
+            "notes": notes,
             "values": rows,
         }
         print_json(payload)
@@ -112,7 +131,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if model.alias_target is not None:
         head.append(f"alias of: {model.alias_target} (published alias_target; its "
                     "declarations apply)")  # fmt: skip
-    head += [f"note: {note}" for note in model.metadata_notes]
+    head += [f"note: {note}" for note in notes]
     console = stdout_console(args)
     for line in head:
         if console is None:

@@ -11,9 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler.cli.common import EXIT_INPUT, CliError
-from registry.boundedread import STDIN, InputTooLarge, read_at_most
+from registry.boundedread import (
+    STDIN,
+    STDIN_NAME,
+    InputTooLarge,
+    is_stdin_path,
+    read_at_most,
+    stdin_read_as,
+)
 
 __all__ = ["MAX_MESSAGES_BYTES", "read_input_bytes", "read_input_text", "spooled"]
+
 
 MAX_MESSAGES_BYTES = 64 * 2**20
 """The largest ``--messages`` input (64 MiB)."""
@@ -29,7 +37,7 @@ def read_input_bytes(spec: str, limit: int, what: str) -> bytes:
     try:
         return read_at_most(spec, limit)
     except InputTooLarge as exc:
-        where = "stdin" if spec == STDIN else spec
+        where = STDIN_NAME if spec == STDIN else spec
         raise CliError(f"{where}: {what} {exc}; is it the right file?", EXIT_INPUT) from exc
 
 
@@ -58,4 +66,6 @@ def spooled(spec: str, copy: Path, limit: int = MAX_MESSAGES_BYTES) -> str:
     if "://" in spec or path.is_file() or not path.exists():
         return spec
     copy.write_bytes(read_input_bytes(spec, limit, "input"))
+    if is_stdin_path(spec):
+        stdin_read_as(str(copy))
     return str(copy)

@@ -197,15 +197,21 @@ def _stdin_inputs(args: argparse.Namespace) -> None:
         CliError: (exit 2, usage) two inputs are ``-``.
     """
     from compiler.cli.common import EXIT_INPUT, CliError
+    from registry.boundedread import STDIN_NAME, forget_stdin, stdin_closed, stdin_read_as
 
+    forget_stdin()
     named = [key for key in _INPUTS if getattr(args, key, None) == "-"]
     if len(named) > 1:
         raise CliError(f"{' and '.join(_INPUTS[key] for key in named)} are each '-': standard "
                        "input can be read once, so at most one input may be '-'", EXIT_INPUT,
                        kind="usage")  # fmt: skip
+    if named and stdin_closed():
+        raise CliError(f"{STDIN_NAME}: cannot read {_INPUTS[named[0]]}: standard input is "
+                       "closed; give a file, or pipe the input in", EXIT_INPUT)
     for key in named:
         if key not in ("messages", "file"):
             setattr(args, key, "/dev/stdin")
+            stdin_read_as("/dev/stdin")
 
 
 def _unknown_word(
@@ -223,8 +229,13 @@ def _unknown_word(
 
     known = {"-h", "--help", "--version"}
     for index, word in enumerate(words):
-        if word == "--" or word in known:
+        if word in known or (word == "--" and index == len(words) - 1):
             return None
+        if word == "--":  # argparse would take it as the COMMAND: worded as one
+            return CliError("argument COMMAND: invalid choice: '--' (the command comes "
+                            "first: capc COMMAND [-- ARGS]); choose from "
+                            + ", ".join(COMMANDS) + " (see 'capc --help')", EXIT_INPUT,
+                            kind="usage")  # fmt: skip
         if word.startswith("-"):
             name = word.split("=", 1)[0]
             close = difflib.get_close_matches(name, ["--help", "--version"], n=1, cutoff=0.7)

@@ -222,6 +222,13 @@ def _cmd_models(args: argparse.Namespace) -> int:
         filters += [f"--supports {' '.join(args.supports)}"] if args.supports else []
         print_note(f"no model matches {' and '.join(filters)}" if filters
                    else "the metadata in use lists no model")  # fmt: skip
+    noted = [row["id"] for row in rows if row["notes"]]
+    if noted:  # the table has no room for them: say where they are
+        listed = ", ".join(noted[:3]) + (f" and {len(noted) - 3:,} more" if len(noted) > 3
+                                         else "")
+        print_note(f"{len(noted):,} of the models listed have a published field read as "
+                   f"unknown (malformed or out of range): {listed}; capc show MODEL or "
+                   "--json names each")  # fmt: skip
     if catalog.note:
         print_note(catalog.note)
     return EXIT_OK

@@ -62,22 +62,24 @@ def register(sub: Any) -> dict[str, Handler]:
 def _read(spec: str) -> Any:
     from compiler.cli.inputs import MAX_MESSAGES_BYTES, read_input_text
     from compiler.reply.response import load_response_text
+    from registry.boundedread import STDIN_NAME
 
+    shown = STDIN_NAME if spec == "-" else spec
     try:  # bounded (64 MiB), read once: /dev/zero ends, a pipe works
         text = read_input_text(spec, MAX_MESSAGES_BYTES, "response")
     except FileNotFoundError:  # worded as every other command's missing file
-        raise CliError(f"{spec}: no such file", EXIT_INPUT) from None
+        raise CliError(f"{shown}: no such file", EXIT_INPUT) from None
     except IsADirectoryError:
-        raise CliError(f"{spec}: is a directory; expected a saved response", EXIT_INPUT) from None
+        raise CliError(f"{shown}: is a directory; expected a saved response", EXIT_INPUT) from None
     except OSError as exc:
-        raise CliError(f"{spec}: cannot read: {exc.strerror or exc}", EXIT_INPUT) from None
+        raise CliError(f"{shown}: cannot read: {exc.strerror or exc}", EXIT_INPUT) from None
     except UnicodeDecodeError as exc:
-        raise CliError(f"{spec}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
+        raise CliError(f"{shown}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
                        EXIT_INPUT) from None  # fmt: skip
     try:
         return load_response_text(text)
     except ValueError as exc:
-        raise CliError(f"{spec}: {exc}", EXIT_INPUT) from None
+        raise CliError(f"{shown}: {exc}", EXIT_INPUT) from None
 
 
 def _cost_line(cost: Any) -> str:
@@ -144,7 +146,7 @@ def _cmd_reply(args: argparse.Namespace) -> int:
     try:
         parsed = compiled.parse_response(response, attempt=attempt)
     except ValueError as exc:
-        raise CliError(f"{args.file}: {exc}", EXIT_INPUT) from None
+        raise CliError(f"{'stdin' if args.file == '-' else args.file}: {exc}", EXIT_INPUT) from None
     except ProviderError as exc:  # the saved response is an error, not a reply
         failure = CliError(str(exc), EXIT_INPUT, kind=f"provider_{exc.kind}")
         if not args.json:

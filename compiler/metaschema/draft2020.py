@@ -14,7 +14,8 @@ and the other applicators, ``$defs``) are objects or booleans and are checked in
 ``type`` is a simple type or a non-empty array of distinct ones; ``required`` and
 ``dependentRequired`` lists hold distinct strings; counts (``minItems``, ``maxLength``,
 ...) are non-negative integers; bounds are numbers and ``multipleOf`` is above 0;
-``pattern`` and ``patternProperties`` names compile as regular expressions; ``title``,
+``pattern`` and ``patternProperties`` names compile as regular expressions (Python's
+``re`` or pydantic-core's ``rust-regex``: :func:`format_checker`); ``title``,
 ``description``, ``format``, ``$comment`` and the content keywords are strings; the
 flags are booleans; ``enum`` and ``examples`` are arrays. Keywords whose check needs a
 URI or anchor grammar (``$id``, ``$schema``, ``$anchor``, ``$vocabulary``, ...) are
@@ -26,9 +27,11 @@ such as ``#/$defs/Item``. Values must be plain ``dict``/``list``/``str``/``int``
 from __future__ import annotations
 
 import re
+import warnings
+from functools import lru_cache
 from typing import Any
 
-__all__ = ["meta_schema_error", "vouch"]
+__all__ = ["format_checker", "meta_schema_error", "vouch"]
 
 _SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 #: Keywords whose value is one subschema.
@@ -59,13 +62,49 @@ def _distinct_strings(value: Any) -> bool:
 
 
 def _compiles(pattern: Any) -> bool:
+    """Whether ``pattern`` is a regular expression for the engine that runs it: Python's
+    ``re`` or pydantic-core's ``rust-regex`` (pydantic's default, which takes ``\\p{L}``
+    and other syntax ``re`` lacks). A pattern valid for the contract's own engine is
+    valid JSON Schema here; whether a provider takes it is the dialect's business."""
     if type(pattern) is not str:
         return False
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():  # "possible nested set": a pattern, not our problem
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
     except re.error:
+        return _rust_compiles(pattern)
+    except (OverflowError, RecursionError, ValueError):  # a pattern too large for re
+        return _rust_compiles(pattern)
+    return True
+
+
+@lru_cache(maxsize=512)
+def _rust_compiles(pattern: str) -> bool:
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except SchemaError:
         return False
     return True
+
+
+def _regex_format(instance: object) -> bool:
+    return not isinstance(instance, str) or _compiles(instance)
+
+
+@lru_cache(maxsize=1)
+def format_checker() -> Any:
+    """jsonschema's draft 2020-12 format checker with ``regex`` read as
+    :func:`_compiles` does (``re`` or ``rust-regex``), so ``check_schema`` and
+    :func:`vouch` agree on patterns."""
+    from jsonschema import Draft202012Validator, FormatChecker  # type: ignore[import-untyped]
+
+    checker = FormatChecker(formats=())
+    checker.checkers = {**Draft202012Validator.FORMAT_CHECKER.checkers}
+    checker.checks("regex")(_regex_format)
+    return checker
 
 
 def _keyword_ok(key: str, value: Any, stack: list[Any]) -> bool:
@@ -158,11 +197,11 @@ def meta_schema_error(schema: Any) -> str | None:
     """
     if vouch(schema):
         return None
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=format_checker())
     except SchemaError as exc:
         return f"at {exc.json_path}: {exc.message}"
     return None

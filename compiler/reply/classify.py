@@ -66,6 +66,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from registry.outside import bounded
+
 __all__ = ["ERROR_CLASSES", "MAX_ERROR_DEPTH", "ErrorClass", "classify_error", "http_code"]
 
 #: Every class :func:`classify_error` returns.
@@ -133,7 +135,8 @@ class ErrorClass:
         kind: one of :data:`ERROR_CLASSES`.
         status: the numeric code the class was read from (``error.code``, else the HTTP
             status), or ``None``.
-        detail: OpenRouter's ``error.message`` (at most 300 characters) and the provider
+        detail: OpenRouter's ``error.message`` on one line (at most 300 characters, then
+            ``... (N characters)``; :func:`registry.outside.bounded`) and the provider
             name; never the upstream ``raw`` text.
         provider: ``error.metadata.provider_name``, or ``None``.
     """
@@ -274,7 +277,7 @@ def classify_error(status: int | str | None, body: Any) -> ErrorClass:
         meta.setdefault("availability", found["availability"])
     name = meta.get("provider_name")
     provider = name if isinstance(name, str) else None
-    detail = message[:300] + (f" (provider {provider})" if provider else "")
+    detail = bounded(message, 300) + (f" (provider {bounded(provider, 100)})" if provider else "")
     given = http_code(status)
     code = http_code(found.get("code"))
     if code is None and given is not None and given >= 400:

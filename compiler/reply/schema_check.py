@@ -196,12 +196,80 @@ def _validator(sha256: str, schema: Mapping[str, Any], python_re: bool) -> Any:
         elif value is False and extras:
             yield ValidationError("has a property the contract does not allow")
 
+    fails = _branch_test(schema)
+
+    def any_of(validator: Any, value: Any, instance: Any, _schema: Any) -> Any:
+        valid = 0
+        for index, branch in enumerate(value):
+            if not fails(validator, instance, branch, index):
+                valid += 1
+                if _schema.get("anyOf") is value or valid > 1:
+                    return  # anyOf: one is enough; oneOf: a second one is the error
+        if valid == 1:
+            return
+        if valid > 1:
+            yield ValidationError("is valid under more than one alternative")
+            return
+        yield ValidationError("matches none of the alternatives",
+                              context=_context(validator, value, instance))
+
     checker = validators.extend(Draft202012Validator, {
         "pattern": pattern, "patternProperties": pattern_properties,
-        "additionalProperties": additional})
+        "additionalProperties": additional, "anyOf": any_of, "oneOf": any_of})
     found = _VALIDATORS[(sha256, python_re)] = checker(
         schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     return found
+
+
+def _branch_test(root: Mapping[str, Any]) -> Any:
+    """``fails(validator, instance, branch, index)``: whether ``instance`` fails the
+    union branch ``branch``, as cheaply as can be told: a string ``const`` or ``enum``
+    of a property (a ``Literal`` tag) the instance holds with another value settles it
+    at once (the branch behind a local ``$ref`` is looked up, once); else the branch is
+    validated up to its first error only (jsonschema builds every branch's every error,
+    and a ``repr`` of the instance, for each value of a union)."""
+    tags: dict[str, list[tuple[str, frozenset[str]]]] = {}
+
+    def tags_of(branch: Any) -> list[tuple[str, frozenset[str]]]:
+        ref = branch.get("$ref") if isinstance(branch, Mapping) else None
+        key = ref if isinstance(ref, str) else None
+        if key is not None and key in tags:
+            return tags[key]
+        target: Any = branch
+        if key is not None and key.startswith("#/"):
+            target = root
+            for step in key[2:].split("/"):
+                step = step.replace("~1", "/").replace("~0", "~")
+                target = target.get(step) if isinstance(target, Mapping) else None
+        found: list[tuple[str, frozenset[str]]] = []
+        props = target.get("properties") if isinstance(target, Mapping) else None
+        for name, sub in (props.items() if isinstance(props, Mapping) else ()):
+            allowed = ([sub["const"]] if isinstance(sub, Mapping) and "const" in sub
+                       else sub.get("enum") if isinstance(sub, Mapping) else None)
+            if isinstance(allowed, list) and allowed and all(type(a) is str for a in allowed):
+                found.append((name, frozenset(allowed)))
+        if key is not None:
+            tags[key] = found
+        return found
+
+    def fails(validator: Any, instance: Any, branch: Any, index: int) -> bool:
+        if type(instance) is dict:
+            for name, allowed in tags_of(branch):
+                value = instance.get(name)
+                if type(value) is str and value not in allowed:
+                    return True
+        return next(iter(validator.descend(instance, branch, schema_path=index)), None) is not None
+
+    return fails
+
+
+def _context(validator: Any, branches: Sequence[Any], instance: Any) -> list[Any]:
+    """The errors of a failed union's only non-null branch (what :func:`_branch_errors`
+    reports for an optional field), built in full; none for any other union."""
+    real = [i for i, b in enumerate(branches) if b != {"type": "null"}]
+    if instance is None or len(real) != 1:
+        return []
+    return list(validator.descend(instance, branches[real[0]], schema_path=real[0]))
 
 
 def _branch_errors(error: Any) -> list[Any]:

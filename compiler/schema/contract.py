@@ -25,7 +25,7 @@ import sysconfig
 import threading
 import traceback
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -34,12 +34,14 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import TypeAdapter
 
 from compiler.errors import ContractError, Interrupted
+from compiler.metaschema.draft2020 import meta_schema_error
 from compiler.schema.budgets import backtracking_patterns, non_finite_numbers, uses_python_re
 from compiler.schema.frozen_json import (
     canonical_sha256,
     freeze_json,
 )
 from registry.errors import closest
+from registry.outside import bounded, exception_text
 
 __all__ = ["OutputContract", "load_contract"]
 
@@ -110,14 +112,17 @@ def _build_contract(tp: Any) -> OutputContract:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
         schema = adapter.json_schema(mode="validation")
     except Exception as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ContractError(
             f"{label} cannot be used as an output contract: pydantic cannot build its "
-            f"JSON Schema ({type(exc).__name__}: {reason})"
+            f"JSON Schema ({exception_text(exc, first_line=True)})"
         ) from exc
     not_a_type = _not_a_type(tp, schema)
     if not_a_type:
         raise ContractError(f"{label} cannot be used as an output contract: {not_a_type}")
+    if (invalid := meta_schema_error(schema)) is not None:  # never an "internal error" later
+        raise ContractError(f"{label} cannot be used as an output contract: its JSON Schema is "
+                            f"not valid JSON Schema {bounded(invalid)}; fix or remove that "
+                            "value (a json_schema_extra or WithJsonSchema?)")
     bad = sorted(non_finite_numbers(schema))
     if bad:
         raise ContractError(
@@ -245,7 +250,7 @@ def load_contract(spec: str, *, base_dir: Path) -> OutputContract:
         except Exception as exc:  # a module-level __getattr__ that fails
             raise ContractError(
                 f"contract {spec!r}: reading {part!r} from {owner} failed: "
-                f"{type(exc).__name__}: {exc}"
+                f"{exception_text(exc)}"
             ) from exc
         walked.append(part)
     try:
@@ -285,7 +290,7 @@ def _fd1_on_stderr() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _guarded_import(what: str) -> Iterator[None]:
+def _guarded_import(what: str, file: Callable[[], str | None]) -> Iterator[None]:
     """Run a contract's import with its prints sent to stderr and its exits made errors.
 
     Whatever the module prints at import goes to stderr, so stdout (a body, ``--json``)
@@ -294,7 +299,12 @@ def _guarded_import(what: str) -> Iterator[None]:
     ``SystemExit`` and ``KeyboardInterrupt`` raised while it executes become a
     :class:`ContractError` naming ``what``, so ``capc`` never exits 0 on a contract's say.
     A Ctrl-C ``capc`` received (:class:`~compiler.errors.Interrupted`, raised by its SIGINT
-    handler) passes through unchanged.
+    handler) passes through unchanged. Any other exception, ``BaseException`` subclasses
+    (``GeneratorExit``, a class of the module's own) included, becomes the one line
+    ``what cannot be imported: file:N: Type: message``: the message through
+    :func:`registry.outside.exception_text` (one line, at most 500 characters, a
+    placeholder when its ``__str__`` and ``__repr__`` raise). ``file()`` names the site
+    when the traceback has none (a NUL byte in the source).
     """
     try:
         with _fd1_on_stderr(), contextlib.redirect_stdout(sys.stderr):
@@ -302,22 +312,35 @@ def _guarded_import(what: str) -> Iterator[None]:
     except (ContractError, Interrupted):  # Interrupted: a real Ctrl-C, not the module's say
         raise
     except (SystemExit, KeyboardInterrupt) as exc:
-        detail = f" (code {exc.code!r})" if isinstance(exc, SystemExit) else ""
+        code = getattr(exc, "code", None)  # an int, None or any object: shown by its repr
+        code = code if code is None or isinstance(code, int) else bounded(repr(code))
+        detail = f" (code {code!r})" if isinstance(exc, SystemExit) else ""
         raise ContractError(
-            f"{what} cannot be imported: {_error_site(exc)}it raised {type(exc).__name__}"
-            f"{detail} while executing; a contract module must only define types"
+            f"{what} cannot be imported: {_error_site(exc, file)}it raised "
+            f"{type(exc).__name__}{detail} while executing; a contract module must only "
+            "define types"
         ) from exc
-    except Exception as exc:  # ImportError, SyntaxError, or anything the module raises
-        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        detail = " ".join(f"{type(exc).__name__}: {text}".split())  # one line
-        raise ContractError(f"{what} cannot be imported: {_error_site(exc)}{detail}") from exc
+    except BaseException as exc:  # ImportError, SyntaxError, anything the module raises
+        raise ContractError(
+            f"{what} cannot be imported: {_error_site(exc, file)}{exception_text(exc)}"
+        ) from exc
 
 
-def _error_site(exc: BaseException) -> str:
+def _error_site(exc: BaseException, fallback: Callable[[], str | None]) -> str:
     """``file:line: `` where ``exc`` arose: a ``SyntaxError``'s own position, else the
-    innermost frame outside the import machinery (``""`` when every frame is in it, as
-    for a module that is not found at all). A path under the current directory is
-    shown relative to it."""
+    innermost frame outside the import machinery; ``fallback: `` (the file being
+    imported) when neither names one, ``""`` when there is no fallback either (a module
+    that is not found at all). A path under the current directory is shown relative to
+    it."""
+    site = _traceback_site(exc)
+    file = None if site else fallback()
+    if file:
+        shown = os.path.relpath(file) if Path(file).is_absolute() else file
+        return f"{file if shown.startswith('..') else shown}: "
+    return site
+
+
+def _traceback_site(exc: BaseException) -> str:
     file, line = (exc.filename, exc.lineno) if isinstance(exc, SyntaxError) else (None, None)
     if file is None:
         frames = [(f.f_code.co_filename, n) for f, n in traceback.walk_tb(exc.__traceback__)]
@@ -337,8 +360,19 @@ _LIBRARIES = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "purelib", 
 
 
 def _import_module(name: str, ref: str) -> types.ModuleType:
-    with _LOAD_LOCK, _guarded_import(f"contract {ref!r}"):
+    with _LOAD_LOCK, _guarded_import(f"contract {ref!r}", lambda: _origin(name)):
         return importlib.import_module(name)
+
+
+def _origin(name: str) -> str | None:
+    """The file module ``name`` loads from, when its parents are imported (no code runs)."""
+    parents = name.split(".")[:-1]
+    if not all(".".join(parents[: i + 1]) in sys.modules for i in range(len(parents))):
+        return None
+    with contextlib.suppress(Exception):
+        found = importlib.util.find_spec(name)
+        return found.origin if found is not None and found.has_location else None
+    return None
 
 
 def _load_file(relative: str, base_dir: Path, ref: str) -> types.ModuleType:
@@ -357,7 +391,7 @@ def _load_file(relative: str, base_dir: Path, ref: str) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module  # pydantic resolves forward references through it
         try:
-            with _guarded_import(f"contract {ref!r}"):
+            with _guarded_import(f"contract {ref!r}", lambda: str(path)):
                 spec.loader.exec_module(module)
         except BaseException:
             sys.modules.pop(module_name, None)

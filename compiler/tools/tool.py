@@ -41,6 +41,7 @@ from compiler.errors import ContractError, ToolError
 from compiler.schema.contract import OutputContract, load_contract
 from compiler.schema.frozen_json import canonical_sha256, freeze_json
 from compiler.schema.walk import walk_schema
+from registry.outside import exception_text
 
 __all__ = ["NAME_PATTERN", "Tool", "check_tools", "tool_from_decl"]
 
@@ -365,5 +366,5 @@ def _imported_schema(name: str, spec: str, base_dir: Path | None = None) -> Any:
                     "on the import path: add that folder to PYTHONPATH, or give the "
                     "schema as a .json file or through a tool 'model'")
         raise ToolError(f"tool {name!r}: input_schema {spec!r} cannot be imported: "
-                        f"{type(exc).__name__}: {exc}{hint}") from exc
+                        f"{exception_text(exc)}{hint}") from exc
     return target

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 __all__ = [
@@ -72,6 +73,10 @@ PRICE_CEILINGS: Mapping[str, Decimal] = {
 or per image (largest published: 0.035 and 0.21675). A larger one is out of range."""
 
 _DIGITS = frozenset("0123456789")
+#: A number as text, as OpenRouter publishes one (ASCII only; no white space, no ``_``).
+#: ``"NaN"`` and ``"Infinity"`` are numbers too, only not finite ones.
+_NUMBER_TEXT = re.compile(
+    r"-?(?:[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|(?i:s?nan|inf|infinity))", re.ASCII)
 
 _JSON_TYPE_NAMES: Mapping[type, str] = {
     dict: "an object", list: "an array", str: "a string", bytes: "bytes", int: "a number",
@@ -98,16 +103,16 @@ def shown(value: object) -> str:
 
 def _bad_limit(value: object) -> bool:
     """A limit is a whole number of tokens from 1 to :data:`LIMIT_CEILING`: an ``int``, an
-    integral finite ``float`` (``5.0``), or a string of ASCII digits (surrounding white
-    space stripped: ``" 5 "`` reads as 5). ``true``, ``"-5"``, ``"NaN"``, ``"1e999"``,
-    ``1.5``, a 400-digit number, a string that is no number (``""``, ``"0x10"``), a list
-    and an object are out of range. ``None`` (unknown) is fine."""
+    integral finite ``float`` (``5.0``), or a string of ASCII digits and nothing else, as
+    OpenRouter would write one (``" 5 "``, ``"1_000"``, ``"１６"``, ``"1e5"`` are noted,
+    never read as numbers). ``true``, ``"-5"``, ``"NaN"``, ``"1e999"``, ``1.5``, a
+    400-digit number, a string that is no number (``""``, ``"0x10"``), a list and an
+    object are out of range. ``None`` (unknown) is fine."""
     if value is None:
         return False
     if type(value) is str:
-        text = value.strip()
-        if text and len(text) <= 12 and _DIGITS.issuperset(text):
-            value = int(text)
+        if value and len(value) <= 12 and _DIGITS.issuperset(value):
+            value = int(value)
         else:
             return True
     if type(value) is int:
@@ -119,13 +124,15 @@ def _bad_limit(value: object) -> bool:
 
 
 def _bad_price(value: object, ceiling: Decimal) -> bool:
+    """A price string is an ASCII decimal as OpenRouter writes one (``"0.000001"``,
+    ``"0"``, ``"-1"``; an exponent allowed): white space, ``_`` and other digits
+    (``" 0.1 "``, ``"0_1"``, ``"０.1"``) are noted, as for a limit."""
     if type(value) is str:
-        if value[:2] == "0." and 2 < len(value) <= 40 and value[2:].isdigit():
+        if value[:2] == "0." and 2 < len(value) <= 40 and _DIGITS.issuperset(value[2:]):
             return False  # the usual "0.000001": below every ceiling, fast path
-        try:
-            number = Decimal(value.strip())
-        except InvalidOperation:
-            return True  # no number at all ("", "0x10")
+        if _not_a_number(value):
+            return True  # no number as published ("", "0x10", " 0.1 ")
+        number = Decimal(value)
     elif type(value) is float:
         if not math.isfinite(value) or math.copysign(1.0, value) < 0:
             return True
@@ -147,11 +154,10 @@ def _shown(value: object) -> str:
 
 
 def _not_a_number(text: str) -> bool:
-    try:
-        Decimal(text.strip())
-    except InvalidOperation:
-        return True
-    return False
+    """Whether ``text`` is not a number as published: ASCII ``-?digits[.digits][e±digits]``
+    only (Python's ``Decimal`` would also take white space, ``_`` and other scripts'
+    digits)."""
+    return _NUMBER_TEXT.fullmatch(text) is None
 
 
 def screen(data: Any, limits: tuple[str, ...] = LIMIT_FIELDS,
