@@ -15,8 +15,8 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from compiler.schema.checks import LocalRefs
 from compiler.schema.projected import Projection
+from compiler.schema.walk import LocalRefs
 
 __all__ = ["NullPlan", "null_plan", "undo_nulls"]
 

@@ -111,6 +111,8 @@ class BudgetCounter:
 def _data_bytes(value: Any, room: int) -> int:
     """About the compact JSON size of ``value`` in UTF-8 bytes, counted up to ``room``
     (the walk stops once past it, so a huge value costs no more than the budget)."""
+    if isinstance(value, int | float) or value is None:  # a number, a boolean or null
+        return len(str(value)) + 1
     total = 0
     pending: list[Iterator[Any]] = [iter((value,))]
     while pending and total <= room:
@@ -203,9 +205,11 @@ def alias_cycles(schema: Mapping[str, Any]) -> Iterator[str]:
     /$defs/A: $defs alias cycle A -> A
     """
     nodes: dict[str, Any] = {f"#{at}": node for at, node in walk_schema(schema)}
-    edges = {ref: [t for t in _in_place_refs(node) if t in nodes] for ref, node in nodes.items()}
+    # only a node with a $ref or an allOf can be on a cycle: the others have no edges
+    edges = {ref: targets for ref, node in nodes.items() if "$ref" in node or "allOf" in node
+             if (targets := [t for t in _in_place_refs(node) if t in nodes])}
     state: dict[str, int] = {}  # 1 on the current path, 2 done
-    for start in nodes:
+    for start in edges:
         if start in state:
             continue
         path: list[str] = [start]
@@ -222,7 +226,7 @@ def alias_cycles(schema: Mapping[str, Any]) -> Iterator[str]:
             elif nxt not in state:
                 state[nxt] = 1
                 path.append(nxt)
-                todo.append(iter(edges[nxt]))
+                todo.append(iter(edges.get(nxt, ())))
 
 
 def _in_place_refs(node: Any) -> list[str]:

@@ -1,6 +1,5 @@
 """Checks of a JSON Schema against a dialect: references, recursion, size, shape.
 
-:class:`LocalRefs` resolves local ``$ref`` values with ``referencing``;
 :func:`recursive_refs` finds the references that recurse; :func:`measure` and
 :func:`limit_violations` compare a schema's size with a dialect's limits;
 :func:`untyped_schemas` lists subschemas that say nothing about their value; and
@@ -18,10 +17,17 @@ from typing import Any
 from compiler.errors import ProjectionError
 from compiler.metaschema.draft2020 import meta_schema_error
 from compiler.schema.dialects import Dialect
-from compiler.schema.walk import escape_pointer, subschemas, walk_schema
+from compiler.schema.walk import (
+    LocalRefs,
+    escape_pointer,
+    iter_schemas,
+    may_hold_true,
+    push_subschemas,
+    subschemas,
+    walk_schema,
+)
 
 __all__ = [
-    "LocalRefs",
     "SchemaStats",
     "check_dialect",
     "is_object_schema",
@@ -32,61 +38,10 @@ __all__ = [
     "verify_projected",
 ]
 
-_BASE_URI = "https://capability-compiler.invalid/contract.json"  # never fetched
+_DEFS = frozenset({"$defs", "definitions"})
 
 
 # --------------------------------------------------------------------------- references
-
-
-class LocalRefs:
-    """Resolve local ``$ref`` values of one schema with ``referencing`` (memoised).
-
-    Args:
-        schema: the root schema the references point into.
-    """
-
-    def __init__(self, schema: Mapping[str, Any]) -> None:
-        # the resolver is built on the first lookup, so a schema without $ref never
-        # imports referencing (15-20 ms of a cold capc compile)
-        self._schema = schema
-        self._resolver: Any = None
-        self._seen: dict[str, Any] = {}
-
-    def lookup(self, ref: str) -> Any:
-        """Return the schema ``ref`` points to.
-
-        Args:
-            ref: a ``$ref`` value such as ``"#/$defs/Item"``.
-
-        Returns:
-            The target schema (a mapping or a boolean).
-
-        Raises:
-            ProjectionError: ``ref`` is external (does not start with ``#``) or
-                points nowhere.
-        """
-        if ref in self._seen:
-            return self._seen[ref]
-        if not ref.startswith("#"):
-            raise ProjectionError(
-                f"external $ref {ref!r} is not supported: a contract schema must be "
-                "self-contained (local '#/...' references only)"
-            )
-        if self._resolver is None:
-            from referencing import Registry  # imported with the first $ref looked up
-            from referencing.jsonschema import DRAFT202012
-
-            resource = DRAFT202012.create_resource(self._schema)
-            registry: Registry[Any] = Registry().with_resource(_BASE_URI, resource)
-            self._resolver = registry.resolver(base_uri=_BASE_URI)
-        from referencing.exceptions import Unresolvable
-
-        try:
-            target = self._resolver.lookup(ref).contents
-        except Unresolvable as exc:
-            raise ProjectionError(f"$ref {ref!r} points nowhere in the schema") from exc
-        self._seen[ref] = target
-        return target
 
 
 def _refs_used(node: Any) -> list[str]:
@@ -100,8 +55,7 @@ def _refs_used(node: Any) -> list[str]:
         ref = current.get("$ref")
         if isinstance(ref, str):
             found.append(ref)
-        stack.extend(sub for path, sub in subschemas(current)
-                     if path[0] not in ("$defs", "definitions"))
+        push_subschemas(current, stack, _DEFS)
     return found
 
 
@@ -194,15 +148,15 @@ def measure(schema: Mapping[str, Any], refs: LocalRefs | None = None) -> SchemaS
     """
     refs = refs or LocalRefs(schema)
     properties = enum_values = chars = 0
-    for pointer, node in walk_schema(schema):
+    for container in ("$defs", "definitions") if isinstance(schema, Mapping) else ():
+        defs = schema.get(container)  # the root's definitions only
+        if isinstance(defs, Mapping):
+            chars += sum(len(name) for name in defs)
+    for node in iter_schemas(schema):
         props = node.get("properties")
         if isinstance(props, Mapping):
             properties += len(props)
             chars += sum(len(name) for name in props)
-        for container in ("$defs", "definitions"):
-            defs = node.get(container)
-            if isinstance(defs, Mapping) and pointer == "":
-                chars += sum(len(name) for name in defs)
         enum = node.get("enum")
         if isinstance(enum, list):
             enum_values += len(enum)
@@ -220,9 +174,10 @@ def measure(schema: Mapping[str, Any], refs: LocalRefs | None = None) -> SchemaS
             if ref not in depth_of:
                 depth_of[ref] = depth(refs.lookup(ref), active | {ref})
             best = depth_of[ref]
-        for path, sub in subschemas(node):
-            if path[0] not in ("$defs", "definitions"):
-                best = max(best, depth(sub, active))
+        below: list[Any] = []
+        push_subschemas(node, below, _DEFS)
+        for sub in below:
+            best = max(best, depth(sub, active))
         return best + (1 if is_object_schema(node) else 0)
 
     return SchemaStats(properties, depth(schema, frozenset()), enum_values, chars)
@@ -291,7 +246,7 @@ def untyped_schemas(schema: Mapping[str, Any]) -> list[str]:
             "items" not in node
         ):
             found.append(f"{at}: an array without items accepts any item")
-        for path, sub in subschemas(node):
+        for path, sub in subschemas(node) if may_hold_true(node) else ():
             if sub is True and path != ("additionalProperties",):
                 where = pointer + "".join("/" + escape_pointer(segment) for segment in path)
                 found.append(f"{where}: the 'true' schema accepts any JSON value")
@@ -321,6 +276,20 @@ def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
     >>> check_dialect({"type": "object", "properties": {}}, DIALECTS["openai-strict"])
     ["/: object without 'additionalProperties: false'"]
     """
+    problems = _rule_problems(schema, dialect)
+    if dialect.typed_schemas:
+        problems.extend(untyped_schemas(schema))
+    refs = LocalRefs(schema)
+    if not dialect.supports_recursion:
+        cyclic = sorted(recursive_refs(schema, refs))
+        problems.extend(f"{ref}: recursive reference" for ref in cyclic)
+    problems.extend(limit_violations(schema, dialect, refs))
+    return problems
+
+
+def _rule_problems(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
+    """The root rules and each node's rules (:func:`check_dialect` without the checks a
+    projection reports as blockers: untyped schemas, recursion, size limits)."""
     problems: list[str] = []
     if dialect.root_must_be_object and schema.get("type") != "object":
         problems.append("/: the root must be 'type: object'")
@@ -329,13 +298,6 @@ def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
     for pointer, node in walk_schema(schema):
         at = pointer or "/"
         problems.extend(_node_problems(at, node, dialect))
-    if dialect.typed_schemas:
-        problems.extend(untyped_schemas(schema))
-    refs = LocalRefs(schema)
-    if not dialect.supports_recursion:
-        cyclic = sorted(recursive_refs(schema, refs))
-        problems.extend(f"{ref}: recursive reference" for ref in cyclic)
-    problems.extend(limit_violations(schema, dialect, refs))
     return problems
 
 
@@ -373,16 +335,21 @@ def _node_problems(at: str, node: Mapping[str, Any], dialect: Dialect) -> Iterat
 
 
 def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list[str]) -> None:
-    """Check a projected schema against the JSON Schema meta-schema (draft 2020-12) and
-    the dialect's own rules.
+    """Check a projected schema against the JSON Schema meta-schema (draft 2020-12) and,
+    when nothing blocks enforcement, the dialect's own rules.
 
     The meta-schema check is :func:`compiler.metaschema.draft2020.meta_schema_error`.
+    Of :func:`check_dialect`, only the root and per-node rules run: its other checks
+    (untyped schemas, recursion, size limits) are blockers themselves, found on this
+    same schema by the projector, so with no blocker they are known to pass.
 
     Args:
         schema: the projected schema.
         dialect: the dialect it was projected into.
-        blockers: the projection's blockers; with any, breaking the dialect's rules is
-            expected (the schema is then for display only).
+        blockers: the projection's blockers (including every untyped schema, recursive
+            reference and size limit of ``schema`` where ``dialect`` forbids them); with
+            any, breaking the dialect's rules is expected (the schema is then for display
+            only) and they are not checked.
 
     Raises:
         ProjectionError: the schema is not valid JSON Schema, or breaks the dialect's
@@ -392,8 +359,8 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
     if error is not None:
         raise ProjectionError(
             f"internal error: the {dialect.name} projection is not valid JSON Schema {error}")
-    problems = check_dialect(schema, dialect)
-    if problems and not blockers:
+    problems = [] if blockers else _rule_problems(schema, dialect)
+    if problems:
         raise ProjectionError(
             f"internal error: the {dialect.name} projection breaks the dialect's rules: "
             + "; ".join(problems)

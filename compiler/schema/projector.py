@@ -22,7 +22,6 @@ from compiler.schema.budgets import (
     source_problems,
 )
 from compiler.schema.checks import (
-    LocalRefs,
     is_object_schema,
     limit_violations,
     recursive_refs,
@@ -30,7 +29,7 @@ from compiler.schema.checks import (
     verify_projected,
 )
 from compiler.schema.dialects import Dialect
-from compiler.schema.frozen_json import canonical_sha256, freeze_json, thaw_json
+from compiler.schema.frozen_json import canonical_sha256, freeze_json, freeze_owned, thaw_json
 from compiler.schema.projected import WRAP_PROPERTY, Projection, SchemaChange
 from compiler.schema.rewrites import (
     ONLY_REMOVED,
@@ -39,7 +38,7 @@ from compiler.schema.rewrites import (
     merge_ref_siblings,
     nullable,
 )
-from compiler.schema.walk import escape_pointer, schema_slot
+from compiler.schema.walk import LocalRefs, escape_pointer, schema_slot
 
 __all__ = ["Projector"]
 
@@ -102,7 +101,7 @@ class Projector:
             schema["$defs"] = defs
         blockers = self._blockers(schema)
         verify_projected(schema, d, blockers)
-        frozen = freeze_json(schema)
+        frozen = freeze_owned(schema)  # the plain tree is ours and dropped here
         return Projection(
             dialect=d.name,
             schema=frozen,

@@ -58,7 +58,7 @@ def is_pure_union(node: Mapping[str, Any], dialect: Dialect) -> bool:
 def accepts_null(node: Any, lookup: Callable[[str], Any], depth: int = 0) -> bool:
     """Return whether ``node`` (a contract subschema) already accepts JSON ``null``.
 
-    ``lookup`` resolves a local ``$ref`` (:meth:`compiler.schema.checks.LocalRefs.lookup`).
+    ``lookup`` resolves a local ``$ref`` (:meth:`compiler.schema.walk.LocalRefs.lookup`).
     """
     if isinstance(node, bool):
         return node

@@ -66,12 +66,14 @@ def database_problem(directory: Path) -> str | None:
     """Why ``directory/cache.db`` is not diskcache's database, else None.
 
     Read only (SQLite ``mode=ro``), never written. None when the file is absent or empty
-    (nothing there to damage: diskcache creates its tables), or holds exactly
-    :data:`DISKCACHE_TABLES` with their columns.
+    (nothing there to damage: diskcache creates its tables), or holds only tables of
+    :data:`DISKCACHE_TABLES`, with their columns: some may be missing, since a process
+    opening a new cache creates the file first and its tables one by one.
 
     Returns:
-        A reason such as ``"cache.db is a symbolic link"``, ``"cache.db has no Settings
-        table"`` or ``"cache.db is not an SQLite database (...)"``.
+        A reason such as ``"cache.db is a symbolic link"``, ``"cache.db holds tables
+        diskcache does not write (users)"`` or ``"cache.db is not an SQLite database
+        (...)"``.
     """
     path = Path(directory) / "cache.db"
     if path.is_symlink():
@@ -89,15 +91,16 @@ def database_problem(directory: Path) -> str | None:
     if found is None:
         return None  # cannot be read at all: the open itself reports that
     names, columns = found
-    for table, wanted in DISKCACHE_TABLES.items():
-        if table not in columns:
-            return f"cache.db has no {table} table (it is another application's database)"
-        if not wanted <= columns[table]:
-            missing = ", ".join(sorted(wanted - columns[table]))
-            return f"cache.db's {table} table lacks diskcache's columns {missing}"
     others = sorted(set(names) - set(DISKCACHE_TABLES))
     if others:
-        return f"cache.db holds tables diskcache does not write ({', '.join(others[:3])})"
+        return (f"cache.db holds tables diskcache does not write ({', '.join(others[:3])}): "
+                "it is another application's database")
+    for table, wanted in DISKCACHE_TABLES.items():
+        # A table not there yet is one diskcache is about to create: another process is
+        # opening the cache for the first time (its file exists, with no or some tables).
+        if table in columns and not wanted <= columns[table]:
+            missing = ", ".join(sorted(wanted - columns[table]))
+            return f"cache.db's {table} table lacks diskcache's columns {missing}"
     return None
 
 
