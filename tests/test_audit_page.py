@@ -195,7 +195,8 @@ def test_the_diff_page_of_two_locks_has_the_changed_pairs_with_both_sides(
     cell = data["cells"][1]
     assert cell["old"]["reasoning"] == {"effort": "minimal"}
     assert cell["new"]["reasoning"] == {"effort": "low"}
-    assert {c["path"] for c in cell["changes"]} == {"max_tokens", "reasoning.effort"}
+    assert {c["path"] for c in cell["changes"]} == {"max_tokens", "reasoning.effort",
+                                                    "loop.timeout_seconds"}  # fmt: skip
 
 
 def test_cli_writes_the_page_and_reports_an_unwritable_path(

@@ -187,7 +187,10 @@ def test_example_stages_between_real_snapshots(
     code, payload = diff_json(capsys, old, new)
     assert code == 1
     found = {(c["stage"], c["model"], c["path"]): c for c in payload["changes"]}
-    assert set(found) == {
+    assert set(found) == {  # the loop's timeouts follow the reasoning sent
+        ("deep_analysis", "deepseek/deepseek-chat-v3.1", "loop.stream_idle_seconds"),
+        ("deep_analysis", "deepseek/deepseek-chat-v3.1", "loop.timeout_seconds"),
+        ("draft_reply", "openai/gpt-5.1", "loop.timeout_seconds"),
         ("deep_analysis", "deepseek/deepseek-chat-v3.1", "max_tokens"),
         ("deep_analysis", "deepseek/deepseek-chat-v3.1", "reasoning.effort"),
         ("draft_reply", "openai/gpt-5.1", "max_tokens"),

@@ -149,8 +149,8 @@ def _settings(entry: Mapping[str, Any]) -> dict[str, Any]:
     """Return the comparable settings of an ``ok`` entry by dotted path."""
     out: dict[str, Any] = {}
     _flatten(entry.get("request") or {}, "", out)
-    report = entry.get("report") or {}
-    out["rung"] = report.get("rung")
+    _flatten({"loop": entry.get("loop") or {}}, "", out)  # loop.timeout_seconds, retries, ...
+    out["rung"] = (report := entry.get("report") or {}).get("rung")
     for adjustment in report.get("adjustments") or ():  # an alias's target, if it moved
         if adjustment.get("kind") == "model.alias":
             out["model.alias_target"] = adjustment.get("applied")

@@ -8,6 +8,7 @@ the lock out of date or missing; 2 invalid input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
@@ -135,10 +136,15 @@ def _cmd_lock(args: argparse.Namespace) -> int:
             yield item
 
     folder = None if args.check or args.output == "-" else Path(os.path.realpath(output)).parent
-    with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
-        spool = spool_lock(registry, tally(iter_compilations(registry, coverage=args.coverage)),
-                           endpoints=args.endpoints,
-                           spool_dir=folder if folder is not None and folder.is_dir() else None)
+    spool_dir = folder if folder is not None and folder.is_dir() else None
+    try:  # past SPOOL_MEMORY the spool is a file: a full disk (ulimit -f) lands here
+        with waiting(args, "compiling every stage for its models"):  # fetches endpoints too
+            items = tally(iter_compilations(registry, coverage=args.coverage))
+            spool = spool_lock(registry, items, endpoints=args.endpoints, spool_dir=spool_dir)
+    except OSError as exc:
+        raise CliError(f"{spool_dir or tempfile.gettempdir()}: cannot spool the lock while "
+                       f"compiling (the lock is not changed): {exc.strerror or exc}",
+                       EXIT_INPUT) from exc
     with spool:
         failed = [{"stage": i.stage, "model": i.model, "error": f"{type(i.error).__name__}: "
                    f"{i.error}"} for i in kept if i.error is not None]
@@ -155,9 +161,8 @@ def _cmd_lock(args: argparse.Namespace) -> int:
         except LockFileError as exc:
             raise CliError(str(exc), EXIT_INPUT) from exc
         except OSError as exc:
-            raise CliError(
-                f"{output}: cannot write the lock: {exc.strerror or exc}", EXIT_INPUT
-            ) from exc
+            raise CliError(f"{output}: cannot write the lock: {exc.strerror or exc}",
+                           EXIT_INPUT) from exc
     if args.json:
         print_json({**summary, "written": True}, ensure_ascii=True)
     else:
@@ -179,7 +184,10 @@ def _check(
     from compiler.artifacts.lock_schema import LOCK_FORMAT
     from compiler.artifacts.output_file import holds_text
 
-    same = holds_text(output, chunks)
+    try:  # a FIFO or a folder is refused without blocking (it was a hang, a traceback)
+        same = holds_text(output, chunks, option="--output", refuse=LockFileError)
+    except LockFileError as exc:
+        raise CliError(str(exc), EXIT_INPUT) from exc
     if same:
         if as_json:
             print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
@@ -206,23 +214,15 @@ def _check(
             document = fresh()
             changes = diff_locks(old, document)
             inputs = input_changes(old.get("inputs") or {}, document["inputs"])
-            why = (
-                f"is out of date: {len(changes)} setting(s) changed"
-                if changes
-                else "is out of date: no setting changed, but its generator version, "
-                "inputs or formatting differ"
-            )
+            why = (f"is out of date: {len(changes)} setting(s) changed" if changes else
+                   "is out of date: no setting changed, but its generator version, inputs "
+                   "or formatting differ")
             if inputs:
                 why += "; changed input(s): " + "; ".join(inputs)
             if not as_json:
-                print(
-                    render_changes(
-                        changes,
-                        old_label=f"{output} ({old['metadata']['text']})",
-                        new_label=f"fresh compile ({document['metadata']['text']})",
-                        pairs=count_pairs(old, document),
-                    )
-                )
+                print(render_changes(changes, old_label=f"{output} ({old['metadata']['text']})",
+                                     new_label=f"fresh compile ({document['metadata']['text']})",
+                                     pairs=count_pairs(old, document)))
     if as_json:
         payload = {**summary, "up_to_date": False, "inputs_changed": inputs,
                    "changes": [c.to_dict() for c in changes]}
@@ -233,11 +233,10 @@ def _check(
 
 def _format_of(text: str) -> object:
     """The ``format`` of a lock that does not validate, when it is JSON with one."""
-    try:
+    with contextlib.suppress(ValueError):
         data = json.loads(text)
-    except ValueError:
-        return None
-    return data.get("format") if isinstance(data, dict) else None
+        return data.get("format") if isinstance(data, dict) else None
+    return None
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:

@@ -116,6 +116,12 @@ def _read_messages(spec: str | None) -> tuple[str, list[dict[str, Any]]]:
             f":{text.count(chr(10), 0, found.start()) + 1}"
             f":{found.start() - text.rfind(chr(10), 0, found.start())}")
         raise CliError(f"{where}{at}: messages: {exc}", EXIT_INPUT) from exc
+    from compiler.schema.budgets import lone_surrogates
+
+    for at, _ in sorted(lone_surrogates(data))[:1]:  # JSON joins a pair; a lone half stays
+        raise CliError(f"{where}: messages: the string at {at} holds a lone surrogate "
+                       "escape (such as \\ud83d), which UTF-8 cannot encode; write the "
+                       "character itself, or both halves of the pair", EXIT_INPUT)
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):

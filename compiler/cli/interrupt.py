@@ -92,7 +92,8 @@ def finish(code: int) -> int:
     try:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # closed, or no reader
-                stream.flush()
+                if stream is not None:  # None: started with the descriptor closed
+                    stream.flush()
     except KeyboardInterrupt:
         code = interrupted()
     with contextlib.suppress(ValueError):

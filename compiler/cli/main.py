@@ -9,9 +9,11 @@ and the error line on stderr are described in :mod:`compiler.cli.common`.
 
 from __future__ import annotations
 
+import contextlib
+
 # Only the standard library's lightest modules here: run() installs the SIGINT handler
 # before anything heavy (argparse, the command modules) is imported.
-import contextlib
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -109,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a full disk is reported here, not at exit
         return code
     except _StdoutError as exc:  # stdout cannot take the error object: stderr only
-        with contextlib.suppress(OSError, ValueError):  # the flush at exit stays quiet
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # quiet exit flush
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, stream.fileno())
             os.close(devnull)
@@ -278,6 +280,8 @@ class _Stdout:
         self._stream = stream
 
     def write(self, text: str) -> int:
+        if self._stream is None:  # started with stdout closed (capc ... >&-)
+            raise _StdoutError(OSError(errno.EBADF, "it is closed"))
         try:
             return int(self._stream.write(text))
         except BrokenPipeError:
@@ -286,6 +290,8 @@ class _Stdout:
             raise _StdoutError(exc) from exc
 
     def flush(self) -> None:
+        if self._stream is None:
+            return  # nothing was written (a write is the error)
         try:
             self._stream.flush()
         except BrokenPipeError:
@@ -294,6 +300,10 @@ class _Stdout:
             raise _StdoutError(exc) from exc
 
     def __getattr__(self, name: str) -> Any:
+        if self._stream is None and name == "isatty":
+            return lambda: False
+        if self._stream is None:
+            raise _StdoutError(OSError(errno.EBADF, "it is closed"))
         return getattr(self._stream, name)
 
 

@@ -32,8 +32,8 @@ from compiler.guards.regex_shape import backtracking_risk
 from compiler.schema.walk import escape_pointer, schema_slot, walk_schema
 
 __all__ = ["DEFAULT_BUDGET", "REFERENCE_KEYWORDS", "BudgetCounter", "ProjectionBudget",
-           "alias_cycles", "backtracking_patterns", "non_finite_numbers", "source_problems",
-           "uses_python_re"]
+           "alias_cycles", "backtracking_patterns", "lone_surrogates", "non_finite_numbers",
+           "schema_value_problem", "source_problems", "uses_python_re"]
 
 
 @dataclass(frozen=True)
@@ -274,6 +274,57 @@ def non_finite_numbers(value: Any, pointer: str = "") -> Iterator[str]:
             stack.extend((f"{at}/{escape_pointer(str(k))}", v) for k, v in item.items())
         elif isinstance(item, list | tuple):
             stack.extend((f"{at}/{i}", v) for i, v in enumerate(item))
+
+
+def lone_surrogates(value: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
+    """Yield ``(JSON Pointer, string)`` for every string (a value or a key) that holds a
+    lone surrogate code point (U+D800-U+DFFF), which UTF-8 cannot encode: Python keeps
+    ``"\\ud83d\\ude00"`` written as two escapes as two such code points, not one emoji.
+
+    >>> list(lone_surrogates({"description": "a\\ud83d"}))
+    [('/description', 'a\\ud83d')]
+    """
+    stack: list[tuple[str, Any]] = [(pointer, value)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                yield at or "/", item
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                step = f"{at}/{escape_pointer(str(key))}"
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    yield step, key
+                stack.append((step, inner))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{at}/{i}", v) for i, v in enumerate(item))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def schema_value_problem(schema: Mapping[str, Any]) -> str | None:
+    """Why a contract's JSON Schema cannot be sent as JSON text, or ``None``: a NaN or an
+    infinite number (JSON has none), or a string with a lone surrogate (UTF-8 has none);
+    the message names the JSON Pointer(s) and suggests the fix."""
+    bad = sorted(non_finite_numbers(schema))
+    if bad:
+        return (f"its JSON Schema has a number that is NaN or infinite at "
+                f"{', '.join(bad[:5])} (JSON has no such number; use a finite bound, or none)")
+    found = sorted(lone_surrogates(schema))
+    if not found:
+        return None
+    at, text = found[0]
+    joined = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    fixed = next((c for c in joined if ord(c) > 0xFFFF), None)
+    halves = " ".join(f"\\u{ord(c):04x}" for c in _SURROGATE.findall(text)[:2])
+    hint = (f'write the character itself ("\\U{ord(fixed):08X}") instead of '
+            f"its UTF-16 halves ({halves})" if fixed is not None
+            else f"remove the lone surrogate ({halves}) or write the character it was meant "
+            'to be (as "\\U0001F600", not two \\u escapes)')
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return (f"its JSON Schema has a string with a lone surrogate at {at}{more}, which "
+            f"UTF-8 cannot encode; {hint}")
 
 
 def backtracking_patterns(schema: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -35,7 +35,7 @@ from pydantic import TypeAdapter
 
 from compiler.errors import ContractError, Interrupted
 from compiler.metaschema.draft2020 import meta_schema_error
-from compiler.schema.budgets import backtracking_patterns, non_finite_numbers, uses_python_re
+from compiler.schema.budgets import backtracking_patterns, schema_value_problem, uses_python_re
 from compiler.schema.frozen_json import (
     canonical_sha256,
     freeze_json,
@@ -123,13 +123,8 @@ def _build_contract(tp: Any) -> OutputContract:
         raise ContractError(f"{label} cannot be used as an output contract: its JSON Schema is "
                             f"not valid JSON Schema {bounded(invalid)}; fix or remove that "
                             "value (a json_schema_extra or WithJsonSchema?)")
-    bad = sorted(non_finite_numbers(schema))
-    if bad:
-        raise ContractError(
-            f"{label} cannot be used as an output contract: its JSON Schema has a number "
-            f"that is NaN or infinite at {', '.join(bad[:5])} (JSON has no such number; "
-            "use a finite bound, or none)"
-        )
+    if (why := schema_value_problem(schema)) is not None:  # NaN, a lone surrogate
+        raise ContractError(f"{label} cannot be used as an output contract: {why}")
     slow = backtracking_patterns(schema) if uses_python_re(tp, adapter.core_schema) else []
     if slow:
         where = "; ".join(f"{at}: {why}" for at, why in slow[:5])

@@ -33,6 +33,7 @@ to get the string.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,6 +256,12 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_HINT = ("a lone surrogate escape (such as \"\\ud83d\"), which UTF-8 cannot "
+                   "encode; write the character itself, or \"\\U0001F600\" for one "
+                   "outside the BMP, not two \\u escapes")
+
+
 class _Walker:
     """Turns a composed node tree into plain data and key positions, within a budget."""
 
@@ -300,6 +307,8 @@ class _Walker:
                     node,
                     path,
                 )
+            if isinstance(value, str) and _SURROGATE.search(value):
+                raise self.fail(_SURROGATE_HINT, node, path)
             return value
         if id(node) in self.active:
             raise self.fail("recursive alias: a node contains itself", node, path)
@@ -330,6 +339,8 @@ class _Walker:
                 raise self.fail("mapping keys must be plain scalars", key_node, path)
             key = str(key_node.value)
             line = key_node.start_mark.line + 1
+            if _SURROGATE.search(key):
+                raise self.fail(_SURROGATE_HINT, key_node, path)
             if key in first_line:
                 raise self.fail(
                     f"duplicate key {key!r} (first defined at line {first_line[key]})",

@@ -186,15 +186,19 @@ def core_json(raw: bytes) -> bytes | None:
 
 
 def parse_core_part(
-    core: bytes, size: int
+    core: bytes, raw: bytes
 ) -> tuple[list[MetadataCore], list[tuple[int, int]] | None] | None:
-    """Read a core part written by :func:`core_json` for a body of ``size`` bytes.
+    """Read a core part written by :func:`core_json` for the body ``raw``.
 
     Returns:
-        The core fields and, when the part holds well-formed offsets (two a model, each
-        entry inside the body, not empty, and after the one before), the ``(start,
-        end)`` byte offsets of each model's entry; ``None`` when the part does not
-        parse.
+        The core fields and, when the part holds well-formed offsets, the ``(start,
+        end)`` byte offsets of each model's entry in ``raw``; ``None`` when the part does
+        not parse. Well-formed: two a model, each entry inside the body, not empty, after
+        the one before, and the entries the elements of one array, in order: only
+        whitespace and a ``[`` before the first (as its last byte), whitespace and one
+        ``,`` between two, whitespace and a ``]`` after the last, so an offset cannot
+        point into a nested object (a decoy ``{"id": ...}`` inside another entry). The
+        check reads only the bytes between entries.
     """
     try:
         part = _core_part().validate_json(core)
@@ -205,9 +209,24 @@ def parse_core_part(
             or min(steps) < 0 or min(steps[1::2]) < 1):
         return cores, None
     bounds = list(itertools.accumulate(steps))  # start, end, start, end, ... in bytes
-    if bounds[-1] > size:
+    if bounds[-1] > len(raw) or not _one_array(raw, bounds):
         return cores, None
     return cores, list(zip(bounds[::2], bounds[1::2], strict=True))
+
+
+_SPACE = b" \t\r\n"
+
+
+def _one_array(raw: bytes, bounds: list[int]) -> bool:
+    """Whether the entries at ``bounds`` (start, end, ...) are consecutive elements of
+    one JSON array in ``raw``: what lies between them is whitespace and one separator."""
+    if not raw[: bounds[0]].rstrip(_SPACE).endswith(b"["):
+        return False
+    ends, starts = bounds[1:-1:2], bounds[2::2]
+    if any(raw[end:start].strip(_SPACE) != b"," for end, start in zip(ends, starts, strict=True)):
+        return False
+    after = raw[bounds[-1] : bounds[-1] + 64].lstrip(_SPACE)  # a few bytes, not the rest
+    return after.startswith(b"]")
 
 
 def scan_cores(raw: bytes) -> ModelSpans | None:

@@ -242,7 +242,7 @@ def lazy_models(
     cores: list[MetadataCore] | None = None
     spans: ModelSpans | None = None
     checked = True
-    part = None if core is None else parse_core_part(core, len(raw))
+    part = None if core is None else parse_core_part(core, raw)
     if part is not None:
         cores, pairs = part
         if pairs is not None:

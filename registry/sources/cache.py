@@ -206,6 +206,7 @@ class MetadataCache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self._cache: Any = None
+        self.damaged: dict[str, str] = {}  # key -> why its entry was ignored (get())
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -286,9 +287,9 @@ class MetadataCache:
         try:
             return CacheEntry.from_bytes(blob)
         except ValueError as exc:  # from_bytes raises ValueError for any malformed entry
-            _log.warning(
-                "cache %s: entry for %s is damaged (%s); ignored", self.directory, url, exc
-            )
+            _log.warning("cache %s: entry for %s is damaged (%s); ignored", self.directory, url,
+                         exc)  # fmt: skip
+            self.damaged[url] = str(exc)
             return None
 
     def store(

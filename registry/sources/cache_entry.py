@@ -2,7 +2,8 @@
 
 An entry is stored as bytes, never pickled: a one-line JSON header (format, source URL,
 kind, ``fetched_at``, count, SHA-256 of the body, and for a models list the length,
-SHA-256 and version of its core part), a newline, the core part if any
+SHA-256 and version of its core part and the SHA-256 of the body it was made from), a
+newline, the core part if any
 (:func:`registry.metadata.core.core_json`), then the response body as received.
 :class:`~registry.sources.cache.MetadataCache` stores and reads these; this module only encodes
 and decodes them. Format 2 added the core part; format-1 entries are still read.
@@ -41,7 +42,9 @@ class CacheEntry:
             :func:`registry.metadata.core.core_json` wrote them; ``None`` for endpoints,
             for a body ``core_json`` declines (a bare array), for entries stored before
             this part existed, and when the stored part was written for another version
-            of the core fields (:data:`registry.metadata.core.CORE_FORMAT`).
+            of the core fields (:data:`registry.metadata.core.CORE_FORMAT`) or another
+            body (the part's ``body`` hash is not the payload's: the payload's SHA-256,
+            checked anyway, is the one hash computed; an entry without it is unbound).
     """
 
     source: str
@@ -78,13 +81,14 @@ class CacheEntry:
     def to_bytes(self) -> bytes:
         """Encode the entry as stored: a JSON header line, the core part (if any), then
         the payload."""
+        body_sha256 = hashlib.sha256(self.payload).hexdigest()
         header: dict[str, object] = {
             "format": _FORMAT,
             "source": self.source,
             "kind": self.kind,
             "fetched_at": self.fetched_at.isoformat(),
             "count": self.count,
-            "sha256": hashlib.sha256(self.payload).hexdigest(),
+            "sha256": body_sha256,
         }
         core = b""
         if self.core is not None:
@@ -93,6 +97,7 @@ class CacheEntry:
                 "format": CORE_FORMAT,
                 "length": len(core),
                 "sha256": hashlib.sha256(core).hexdigest(),
+                "body": body_sha256,  # the payload it was made from (the hash above)
             }
         head = json.dumps(header, separators=(",", ":")).encode()
         return head + b"\n" + core + self.payload
@@ -136,8 +141,9 @@ class CacheEntry:
             start += length
             if hashlib.sha256(core).hexdigest() != core_header.get("sha256"):
                 raise ValueError("core part does not match its checksum")
-            if core_header.get("format") != CORE_FORMAT:
-                core = None  # written for other core fields: read the payload instead
+            if (core_header.get("format") != CORE_FORMAT
+                    or core_header.get("body") != header.get("sha256")):
+                core = None  # other core fields, or another body: read the payload instead
         payload = blob[start:]  # one copy of the body, however large
         if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
             raise ValueError("payload does not match its checksum")

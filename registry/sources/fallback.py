@@ -76,6 +76,7 @@ class Attempt:
         self.store_error: str | None = None  # a fetched payload served but not cached
         self.short_deadline: float | None = None  # CAPC_STALE_DEADLINE applied (seconds)
         self.unusable = False  # a cached copy exists but no longer parses (logged)
+        self.corrupt: str | None = None  # why a stored entry was ignored (a checksum...)
 
 
 def parsed_entry(entry: CacheEntry) -> Mapping[str, ModelInfo] | EndpointList | None:
@@ -179,6 +180,7 @@ def obtain(
         except CacheError as exc:
             cache_problem = f"cache unavailable ({exc})"
             _log.warning("%s", cache_problem)
+        result.corrupt = cache.damaged.get(key)
         parsed = None if entry is None else parsed_entry(entry)
         if parsed is None:
             result.unusable = entry is not None  # there is a copy, but it does not parse

@@ -180,7 +180,8 @@ def load_metadata(
         note = f"{got.note}; no usable cached copy, using the bundled seed (as of {SEED_DATE})"
         if settings.offline:
             copy = (f"the cached copy of {url} is unusable" if got.unusable
-                    else f"no cached copy of {url}")
+                    else f"the cached copy of {url} was corrupt ({got.corrupt}) and is "
+                    "ignored" if got.corrupt else f"no cached copy of {url}")
             note = f"offline (CAPC_OFFLINE): {copy}; using the bundled seed"
         _log.log(logging.INFO if settings.offline else logging.WARNING, "%s", note)
         return replace(seed, note=note, stale=not settings.offline)
