@@ -283,3 +283,47 @@ def test_every_reader_words_the_limit_in_its_own_terms(
             schema_file.load_schema_file("t", str(big), tmp_path)
     assert message in str(caught.value)
     assert not isinstance(caught.value, InputTooLarge)  # each reader's own error class
+
+
+# --- a closed stderr or stdout: nothing mixed into the data ------------------------------
+
+CLOSED_STDERR = [
+    # (argv, exit code, whether stdout is one JSON document)
+    (["compile", "extract_invoice", "openai/gpt-4o-mini"], 0, True),  # the report: stderr
+    (["compile", "nope", "openai/gpt-4o-mini", "--json"], 2, True),  # the error line too
+    (["models", "--json"], 0, True),
+    (["audit", "--json"], 0, True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "code", "is_json"), CLOSED_STDERR)
+def test_a_closed_stderr_drops_messages_instead_of_writing_them_to_stdout(
+    tmp_path: Path, argv: list[str], code: int, is_json: bool
+) -> None:
+    """With fd 2 closed, Python's ``sys.stderr`` is None and ``print(file=None)`` writes
+    to stdout: messages must be dropped, stdout left as the data alone."""
+    proc = subprocess.run(
+        [*CAPC, *argv], capture_output=False, stdout=subprocess.PIPE, text=True,
+        env=_env(tmp_path), cwd=ROOT, check=False, timeout=120,
+        preexec_fn=lambda: os.close(2),
+    )  # fmt: skip
+    assert proc.returncode == code
+    assert "capc:" not in proc.stdout and "Traceback" not in proc.stdout
+    if is_json:
+        json.loads(proc.stdout)
+
+
+def test_a_closed_stdout_never_lends_its_number_to_an_input_file(tmp_path: Path) -> None:
+    """With fd 1 closed, the next file opened would get number 1, and the contract
+    import's fd-1 guard would swap it away (the page then recorded the metadata's hash as
+    null): /dev/null holds fd 1 instead."""
+    page = tmp_path / "p.html"
+    for seed in ("0", "1", "3"):
+        proc = subprocess.run(
+            [*CAPC, "audit", "--metadata", str(SEED_MODELS), "--html", str(page)],
+            capture_output=False, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+            env={**_env(tmp_path), "PYTHONHASHSEED": seed}, check=False, timeout=120,
+            preexec_fn=lambda: os.close(1),
+        )  # fmt: skip
+        assert "cannot write standard output: it is closed" in proc.stderr, proc.stderr
+        assert '"sha256":null' not in page.read_text(encoding="utf-8").replace(" ", "")

@@ -104,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     away (``| head``) stays quiet (exit 141)."""
     from compiler.cli.common import EXIT_FAILED, CliError, report_error
 
+    _hold_standard_descriptors()
     stream = sys.stdout
     sys.stdout = _Stdout(stream)
     try:
@@ -121,6 +122,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if isinstance(sys.stdout, _Stdout):
             sys.stdout = stream
+
+
+def _hold_standard_descriptors() -> None:
+    """Put ``/dev/null`` on each of descriptors 0-2 the process started without
+    (``capc ... 2>&-``), so no file capc opens later gets one of those numbers, and
+    give a closed stderr a stream that drops what is written: ``print(file=None)`` would
+    write to stdout, mixing messages into the data there. A closed stdin or stdout stays
+    ``None`` in :mod:`sys`, so reading it or writing to it is still reported as closed."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd itself
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (the process's)
 
 
 def _interruptible(argv: Sequence[str] | None) -> int:
