@@ -74,6 +74,7 @@ CASES: dict[str, tuple[str, str]] = {
     "nan_in_a_string": ("plain", '{"name": "NaN", "count": 1, "tags": ["Infinity"]}'),
     "lone_surrogate": ("plain", '{"name": "\\ud800", "count": 1, "tags": []}'),
     "lone_surrogate_key": ("plain", '{"name": "a", "count": 1, "tags": [], "\\udc00": 1}'),
+    "raw_lone_surrogate": ("plain", '{"name": "\ud800", "count": 1, "tags": []}'),
     "surrogate_pair": ("plain", '{"name": "\\ud83d\\ude00", "count": 1, "tags": []}'),
     "null_union_items": ("wide", '{"result": [null, {}, 1]}'),
     # ^(a+)+$ on 40 a's and a "!": 2**40 steps for a backtracking engine, linear for RE2
@@ -155,6 +156,9 @@ def test_every_case_meets_the_bound_it_names(lock_path: Path) -> None:
     assert got["nan_in_a_string"] == got["surrogate_pair"] == []
     assert [p for p, _ in got["lone_surrogate"]] == [p for p, _ in got["lone_surrogate_key"]]
     assert [p for p, _ in got["lone_surrogate"]] == ["$"]
+    assert [p for p, _ in got["raw_lone_surrogate"]] == ["$"]  # a TypeError before
+    with pytest.raises(ReplyValidationError, match="lone surrogate"):  # the pydantic path
+        load_lock(lock_path).request("plain", MODEL).parse_reply(CASES["raw_lone_surrogate"][1])
     assert [p for p, _ in got["null_union_items"]] == ["$.result[0]", "$.result[1]",
                                                         "$.result[2]"]
     assert [p for p, _ in got["exponential_pattern"]] == ["$.code"]

@@ -42,7 +42,8 @@ from compiler.schema.contract import OutputContract
 from compiler.schema.projected import WRAP_PROPERTY, Projection
 
 __all__ = [
-    "admit_reply", "count_values", "parse_reply", "property_names", "too_many_values", "unfence",
+    "admit_reply", "count_values", "load_json", "parse_reply", "property_names",
+    "too_many_values", "unfence",
 ]
 
 MAX_REPLY_CHARS = 4_000_000
@@ -133,7 +134,7 @@ def parse_reply(
                                 schema=contract.schema, python_re=python_re)
     data: Any = None
     if suspect:
-        data = _loads(text)
+        data = load_json(text)
         check_data(data, python_re=python_re)
     plan = null_plan(projection)
     wrapper = projection.wrapped_root
@@ -143,7 +144,7 @@ def parse_reply(
         if failure is None:
             return value
     if data is None:
-        data = _loads(text)
+        data = load_json(text)
     if failure is not None:
         raise ReplyValidationError(_failures(failure, data, "$", contract))
     if plan is not None:
@@ -227,13 +228,23 @@ def too_many_values(text: str) -> str | None:
             "for a shorter answer, or raise the limit")
 
 
-def _loads(text: str) -> Any:
-    """Parse JSON with pydantic-core's parser (about 2.5x faster than ``json.loads``)."""
+def load_json(text: str) -> Any:
+    """Parse a reply's JSON with pydantic-core's parser (about 2.5x faster than
+    ``json.loads``), for both reply paths.
+
+    Raises:
+        ReplyValidationError: at ``$``, ``Invalid JSON: ...``; also for a text that holds
+            a lone surrogate (half of a UTF-16 pair: ``"\ud800"`` decoded from the
+            response), which is not a character and cannot be UTF-8.
+    """
     try:
         return from_json(text)
     except ValueError as exc:
         message = "Invalid JSON: " + str(exc).replace(
             "number out of range", "a number too large to read (over 4,300 digits)")
+    except TypeError:  # pydantic-core cannot encode a lone surrogate to UTF-8
+        message = ("Invalid JSON: the text holds a lone surrogate (half of a UTF-16 pair), "
+                   "which is not a character")
     raise ReplyValidationError([("$", message)])
 
 

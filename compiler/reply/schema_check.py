@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from pydantic_core import SchemaValidator, core_schema, from_json
+from pydantic_core import SchemaValidator, core_schema
 
 from compiler.errors import ContractError, ReplyValidationError
 from compiler.reply.bounds import (
@@ -36,6 +36,7 @@ from compiler.reply.null_plan import null_plan, undo_nulls
 from compiler.reply.parse import (
     MAX_REPLY_ERRORS,
     admit_reply,
+    load_json,
     property_names,
 )
 from compiler.schema.projected import Projection
@@ -78,12 +79,7 @@ def check_reply(text: str, *, schema: Mapping[str, Any], sha256: str, python_re:
     """
     text, _ = admit_reply(text, strip_fence=strip_fence, sha256=sha256, schema=schema,
                           python_re=python_re)
-    try:
-        data = from_json(text)
-    except ValueError as exc:
-        message = "Invalid JSON: " + str(exc).replace(
-            "number out of range", "a number too large to read (over 4,300 digits)")
-        raise ReplyValidationError([("$", message)]) from None
+    data = load_json(text)
     check_data(data, python_re=python_re)
     plan = null_plan(projection)
     if plan is not None:
