@@ -151,6 +151,28 @@ def test_check_refuses_a_fifo_or_a_folder(
         output_file.holds_text(target, [b"x"], option="--output", refuse=LockFileError)
 
 
+@pytest.mark.parametrize(("kind", "reason"), [
+    ("symlink loop", "Too many levels of symbolic links"),
+    ("under a file", "Not a directory"),
+])  # fmt: skip
+def test_check_of_a_lock_that_cannot_be_opened_is_one_line(
+    tmp_path: Path, kind: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Any other open error of the existing lock (ELOOP, ENOTDIR, EACCES) was a
+    traceback with exit 1, which --check uses for "out of date": now one line, exit 2."""
+    config = _config(tmp_path)
+    if kind == "symlink loop":
+        (tmp_path / "a").symlink_to(tmp_path / "b")
+        (tmp_path / "b").symlink_to(tmp_path / "a")
+        target = tmp_path / "a"
+    else:
+        (tmp_path / "file").write_text("x")
+        target = tmp_path / "file" / "capc.lock.json"
+    assert main(["lock", *config, "--check", "--output", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"capc: error: {target}: cannot read it: {reason}\n"
+
+
 def test_the_page_left_as_it_is_check_never_blocks(tmp_path: Path) -> None:
     """keep_same reads the old page without blocking: a FIFO is refused, not waited on."""
     from compiler.page.page import PageTargetError, write_page

@@ -188,6 +188,8 @@ def _check(
         same = holds_text(output, chunks, option="--output", refuse=LockFileError)
     except LockFileError as exc:
         raise CliError(str(exc), EXIT_INPUT) from exc
+    except OSError as exc:  # a symlink loop, a path through a file, no permission
+        raise CliError(f"{output}: cannot read it: {exc.strerror}", EXIT_INPUT) from exc
     if same:
         if as_json:
             print_json({**summary, "up_to_date": True, "changes": []}, ensure_ascii=True)
@@ -195,8 +197,7 @@ def _check(
             print_note(f"{output} is up to date ({summary['pairs']} stage/model pair(s))")
         return EXIT_OK
     try:  # not UTF-8: read_lock says it is not a valid lock (it was a traceback)
-        current = None if same is None else output.read_text(encoding="utf-8",
-                                                              errors="replace")
+        current = None if same is None else output.read_text("utf-8", errors="replace")
     except FileNotFoundError:
         current = None
     changes: list[Any] = []
