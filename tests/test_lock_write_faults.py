@@ -173,6 +173,21 @@ def test_check_of_a_lock_that_cannot_be_opened_is_one_line(
     assert err == f"capc: error: {target}: cannot read it: {reason}\n"
 
 
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="chown needs root")
+def test_a_rewritten_lock_keeps_its_group(tmp_path: Path) -> None:
+    """A 0640 lock shared with a group stayed 0640 but lost the group (root:root after
+    the rename), so the group could no longer read it."""
+    config = _config(tmp_path)
+    target = tmp_path / "capc.lock.json"
+    target.write_text("an older lock")
+    os.chown(target, -1, 65534)
+    target.chmod(0o640)
+    assert main(["lock", *config, "--output", str(target)]) == 0
+    info = target.stat()
+    assert (info.st_gid, info.st_mode & 0o777) == (65534, 0o640)
+    assert target.read_text() != "an older lock"
+
+
 def test_the_page_left_as_it_is_check_never_blocks(tmp_path: Path) -> None:
     """keep_same reads the old page without blocking: a FIFO is refused, not waited on."""
     from compiler.page.page import PageTargetError, write_page

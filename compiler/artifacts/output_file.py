@@ -5,7 +5,8 @@ over the target, so a reader sees the old file or the new one, never a partial o
 symlink is followed (the file it points to is replaced, and the link stays a link); a
 target that exists and is not a regular file (a directory, a FIFO, a device such as
 ``/dev/full``, a ``/dev/fd/N`` pipe) is refused; missing parent folders are created; an
-existing file's permission bits are kept, a new file gets ``0o644``. ``-`` (standard
+existing file's permission bits are kept, and its group where the user may set it (a
+member of the group, or root), a new file gets ``0o644``. ``-`` (standard
 output) is the caller's to handle.
 
 The temporary file has no name while it is written where the system allows it (Linux
@@ -68,11 +69,11 @@ def write_atomically(
     try:
         info = os.stat(path)  # a /dev/fd/N link names a pipe realpath cannot
     except FileNotFoundError:
-        mode = 0o644
+        mode, group = 0o644, -1
     else:
         if not stat.S_ISREG(info.st_mode):
             raise refuse(_not_regular(path, option))
-        mode = info.st_mode & 0o777
+        mode, group = info.st_mode & 0o777, info.st_gid
         if keep_same and isinstance(data, bytes) and info.st_size == len(data):
             with contextlib.suppress(OSError), _open_regular(target, option, refuse) as old:
                 if old is not None and old.read(len(data) + 1) == data:
@@ -91,6 +92,9 @@ def write_atomically(
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
+            if group not in (-1, os.getegid()):  # the file's group, where we may keep it
+                with contextlib.suppress(OSError):
+                    os.fchown(handle.fileno(), -1, group)
             os.fchmod(handle.fileno(), mode)
             if not temp:  # complete: now give it a name, beside the target
                 handle.flush()
