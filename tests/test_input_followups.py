@@ -183,6 +183,12 @@ USAGE = [
     (["compile", "s"], "capc: error: the following arguments are required: MODEL (see "
      "'capc compile --help')"),
     ([], "capc: error: the following arguments are required: COMMAND (see 'capc --help')"),
+    (["lock", "--output", ""], "capc: error: argument --output: is empty: give a file "
+     "path, or - for stdout (see 'capc lock --help')"),
+    (["lock", "--output", "newdir/"], "capc: error: argument --output: 'newdir/' names a "
+     "folder: give a file in it, such as newdir/capc.lock.json (see 'capc lock --help')"),
+    (["audit", "--html", "pages/"], "capc: error: argument --html: 'pages/' names a "
+     "folder: give a file in it, such as pages/audit.html (see 'capc audit --help')"),
     (["--", "compile"], "capc: error: argument COMMAND: invalid choice: '--' (the command "
      "comes first: capc COMMAND [-- ARGS]); choose from compile, explain, routes, reply, "
      "show, check, schema, lock, audit, diff, refresh, models, cache (see 'capc --help')"),

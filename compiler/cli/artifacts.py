@@ -31,6 +31,7 @@ from compiler.cli.common import (
     print_json,
     print_note,
 )
+from compiler.cli.inputs import output_path
 from compiler.cli.terminal import add_wide_option, print_table, stdout_console, waiting
 
 __all__ = ["register"]
@@ -53,14 +54,11 @@ def register(sub: Any) -> dict[str, Handler]:
         description="Compile each stage for each model in its stages.yaml 'models' list and "
         "write one deterministic JSON document (default: capc.lock.json next to stages.yaml).",
     )
-    lock.add_argument("--output", metavar="PATH",
+    lock.add_argument("--output", metavar="PATH", type=output_path("capc.lock.json"),
                       help="where to write the lock ('-': standard output); a symlink is "
                       "followed, missing directories are created")
-    lock.add_argument(
-        "--check",
-        action="store_true",
-        help="write nothing; exit 1 when the lock on disk differs from a fresh one",
-    )
+    lock.add_argument("--check", action="store_true",
+                      help="write nothing; exit 1 when the lock on disk differs from a fresh one")
     lock.add_argument(  # kept for scripts; capc schema lock is the offered spelling
         "--schema", action="store_true", help=argparse.SUPPRESS
     )
@@ -77,7 +75,7 @@ def register(sub: Any) -> dict[str, Handler]:
     )
     audit.add_argument("--stage", metavar="S", help="only this stage")
     audit.add_argument("--model", metavar="GLOB", help="only model ids matching this glob")
-    audit.add_argument("--html", metavar="FILE",
+    audit.add_argument("--html", metavar="FILE", type=output_path("audit.html"),
                        help="also write the audit as one self-contained HTML page")
     add_common_options(audit)
     add_route_options(audit)
@@ -93,7 +91,7 @@ def register(sub: Any) -> dict[str, Handler]:
     )
     diff.add_argument("old", metavar="OLD", help="old lock file or models list (- for stdin)")
     diff.add_argument("new", metavar="NEW", help="new lock file or models list (- for stdin)")
-    diff.add_argument("--html", metavar="FILE",
+    diff.add_argument("--html", metavar="FILE", type=output_path("diff.html"),
                       help="also write the changed pairs as one self-contained HTML page")
     add_common_options(diff, metadata=False)  # OLD and NEW are the metadata
     return {"lock": _cmd_lock, "audit": _cmd_audit, "diff": _cmd_diff}

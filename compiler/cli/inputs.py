@@ -1,4 +1,5 @@
-"""Reading the files named on the command line: bounded, strict UTF-8, pipes welcome.
+"""Reading the files named on the command line: bounded, strict UTF-8, pipes welcome;
+and the paths output options take (:func:`output_path`).
 
 Every input read whole has a size limit, so ``--messages /dev/zero`` ends with an error
 instead of filling memory; ``-`` is stdin, and ``/dev/stdin`` or a process substitution
@@ -8,6 +9,9 @@ through the locale), so an invalid byte is reported with its offset, not echoed.
 
 from __future__ import annotations
 
+import argparse
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 from compiler.cli.common import EXIT_INPUT, CliError
@@ -20,7 +24,8 @@ from registry.boundedread import (
     stdin_read_as,
 )
 
-__all__ = ["MAX_MESSAGES_BYTES", "read_input_bytes", "read_input_text", "spooled"]
+__all__ = ["MAX_MESSAGES_BYTES", "output_path", "read_input_bytes", "read_input_text",
+           "spooled"]
 
 
 MAX_MESSAGES_BYTES = 64 * 2**20
@@ -69,3 +74,19 @@ def spooled(spec: str, copy: Path, limit: int = MAX_MESSAGES_BYTES) -> str:
     if is_stdin_path(spec):
         stdin_read_as(str(copy))
     return str(copy)
+
+
+def output_path(example: str) -> Callable[[str], str]:
+    """The argparse ``type`` of an output option (``--output``, ``--html``): ``-`` or a
+    file path; an empty value or one that ends in a path separator (a folder) is a usage
+    error, not a file written somewhere else (``newdir/`` was written as ``newdir``)."""
+
+    def check(text: str) -> str:
+        if text == "":
+            raise argparse.ArgumentTypeError("is empty: give a file path, or - for stdout")
+        if text != "-" and text.endswith(("/", os.sep)):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} names a folder: give a file in it, such as {text}{example}")
+        return text
+
+    return check
