@@ -333,3 +333,17 @@ def test_a_closed_stdout_never_lends_its_number_to_an_input_file(tmp_path: Path)
         )  # fmt: skip
         assert "cannot write standard output: it is closed" in proc.stderr, proc.stderr
         assert '"sha256":null' not in page.read_text(encoding="utf-8").replace(" ", "")
+
+
+@pytest.mark.parametrize("option", ["--models", "--stages"])
+def test_check_reads_a_declaration_on_stdin_once(tmp_path: Path, option: str) -> None:
+    """check parses each declaration file again to list every file's problems; stdin
+    cannot be read twice (the second read was empty: a false 'file is empty' problem)."""
+    proc = subprocess.run(
+        [*CAPC, "check", option, "-", "--json"], input="garbage", capture_output=True,
+        text=True, env=_env(tmp_path), cwd=ROOT, check=False, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    problems = json.loads(proc.stdout)["problems"]
+    assert len(problems) == 1 and problems[0]["file"] == "stdin", problems
+    assert "root is a string" in problems[0]["message"]

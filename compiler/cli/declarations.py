@@ -155,12 +155,14 @@ def _problem(error: Any) -> dict[str, Any]:
     """One ``check --json`` problem: ``{file, line, column, key, message}`` (key ``None``
     when the problem has no key path, line and column ``None`` without a position; for
     metadata that cannot be read, ``file`` is its source and the message says where)."""
+    from registry.boundedread import shown_paths
     from registry.redact import redact_text
 
     if not hasattr(error, "key_path"):  # a metadata problem: its source is the file
-        return {"file": getattr(error, "source", None), "line": None, "column": None,
-                "key": None, "message": redact_text(str(error))}  # fmt: skip
-    return {"file": error.file, "line": error.line, "column": error.column,
+        source = getattr(error, "source", None)
+        return {"file": source if source is None else shown_paths(str(source)), "line": None,
+                "column": None, "key": None, "message": redact_text(str(error))}  # fmt: skip
+    return {"file": shown_paths(str(error.file)), "line": error.line, "column": error.column,
             "key": error.key_path or None, "message": redact_text(error.detail)}  # fmt: skip
 
 
@@ -182,6 +184,7 @@ def _report(problems: list[Any], args: argparse.Namespace, notes: list[str] | No
 def _file_problems(args: argparse.Namespace, first: Any) -> list[Any]:
     """The problems of every declaration file, not only of the first that failed to
     load (``first``): each file is parsed on its own, and its problems are added."""
+    from registry.boundedread import STDIN, is_stdin_path
     from registry.declarations.files import load_models_file, load_stages_file
     from registry.errors import DeclarationError
 
@@ -190,8 +193,8 @@ def _file_problems(args: argparse.Namespace, first: Any) -> list[Any]:
     models = default_path(args.models, "models.yaml")
     stages = default_path(args.stages, "stages.yaml")
     for path, load in ((models, load_models_file), (stages, load_stages_file)):
-        if path is None:
-            continue
+        if path is None or is_stdin_path(str(path)) or str(path) in (STDIN, "/dev/stdin"):
+            continue  # stdin is read once: its problems, if any, are in `first`
         try:
             load(path)
         except DeclarationError as exc:
