@@ -20,6 +20,21 @@ def shared_dir() -> Path:
     return OPENROUTER
 
 
+def refusing_stages(folder: Path) -> list[str]:
+    """Write the example stages.yaml into ``folder`` with ``draft_reply`` refusing every
+    adjustment (``policy: {'*': refuse}``), beside a copy of the contracts; return the
+    ``--models``/``--stages`` options that point at it."""
+    import shutil
+
+    shutil.copytree(ROOT / "contracts", folder / "contracts")
+    text = (ROOT / "stages.yaml").read_text(encoding="utf-8")
+    head, tail = text.split("  draft_reply:\n", 1)
+    (folder / "stages.yaml").write_text(
+        f"{head}  draft_reply:\n    policy: {{'*': refuse}}\n{tail}", encoding="utf-8"
+    )
+    return ["--models", str(ROOT / "models.yaml"), "--stages", str(folder / "stages.yaml")]
+
+
 @pytest.fixture
 def node_ready() -> Iterator[None]:
     """Skip unless node is installed and examples/node has its packages (``npm ci``)."""

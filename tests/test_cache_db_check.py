@@ -122,14 +122,20 @@ def test_a_symlinked_cache_db_is_refused(tmp_path: Path) -> None:
     assert database_problem(tmp_path / "c") == "cache.db is a symbolic link"
 
 
-def test_cache_clear_refuses_a_symlinked_compiled_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _user_data_beside_a_cache(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder of the user's (``userdata/important.json``) and a diskcache folder."""
     userdata = tmp_path / "userdata"
     userdata.mkdir()
     (userdata / "important.json").write_text("{}", encoding="utf-8")
     cache_dir = tmp_path / "cache"
     _diskcache(cache_dir)
+    return userdata, cache_dir
+
+
+def test_cache_clear_refuses_a_symlinked_compiled_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    userdata, cache_dir = _user_data_beside_a_cache(tmp_path)
     (cache_dir / "compiled").symlink_to(userdata)
     monkeypatch.setenv("CAPC_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("CAPC_OFFLINE", "1")
@@ -144,11 +150,7 @@ def test_cache_clear_refuses_a_symlinked_compiled_folder(
 def test_cache_clear_follows_no_link_inside_compiled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    userdata = tmp_path / "userdata"
-    userdata.mkdir()
-    (userdata / "important.json").write_text("{}", encoding="utf-8")
-    cache_dir = tmp_path / "cache"
-    _diskcache(cache_dir)
+    userdata, cache_dir = _user_data_beside_a_cache(tmp_path)
     (cache_dir / "compiled").mkdir()
     (cache_dir / "compiled" / "x.json").symlink_to(userdata / "important.json")
     (cache_dir / "compiled" / "own.json").write_text("{}", encoding="utf-8")

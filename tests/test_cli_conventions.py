@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compiler.cli.main import main
-from tests.conftest import ROOT, FakeOpenRouter, Reply
+from tests.conftest import ROOT, FakeOpenRouter, Reply, refusing_stages
 
 EXAMPLE = ["--models", str(ROOT / "models.yaml"), "--stages", str(ROOT / "stages.yaml")]
 CAPC = [sys.executable, "-m", "compiler"]
@@ -70,14 +69,8 @@ def test_explain_prints_the_report_when_the_policy_refuses(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The refusal carries the report: explain prints it, then the error, and exits 1."""
-    shutil.copytree(ROOT / "contracts", tmp_path / "contracts")
-    text = (ROOT / "stages.yaml").read_text(encoding="utf-8")
-    head, tail = text.split("  draft_reply:\n", 1)
-    (tmp_path / "stages.yaml").write_text(
-        f"{head}  draft_reply:\n    policy: {{'*': refuse}}\n{tail}", encoding="utf-8"
-    )
-    argv = ["explain", "draft_reply", "anthropic/claude-sonnet-4.5", "--models",
-            str(ROOT / "models.yaml"), "--stages", str(tmp_path / "stages.yaml")]  # fmt: skip
+    argv = ["explain", "draft_reply", "anthropic/claude-sonnet-4.5",
+            *refusing_stages(tmp_path)]
     assert main(argv) == 1
     out, err = capsys.readouterr()
     assert out.startswith("stage draft_reply / model anthropic/claude-sonnet-4.5")

@@ -207,18 +207,11 @@ def test_explain_json_refusal_is_one_object(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """explain --json on a refusal: the report and the error in one object, exit 1."""
-    import shutil
-
     from compiler.cli.main import main
+    from tests.conftest import refusing_stages
 
-    shutil.copytree(ROOT / "contracts", tmp_path / "contracts")
-    text = (ROOT / "stages.yaml").read_text(encoding="utf-8")
-    head, tail = text.split("  draft_reply:\n", 1)
-    (tmp_path / "stages.yaml").write_text(
-        f"{head}  draft_reply:\n    policy: {{'*': refuse}}\n{tail}", encoding="utf-8"
-    )
-    argv = ["explain", "draft_reply", "anthropic/claude-sonnet-4.5", "--json", "--models",
-            str(ROOT / "models.yaml"), "--stages", str(tmp_path / "stages.yaml")]  # fmt: skip
+    argv = ["explain", "draft_reply", "anthropic/claude-sonnet-4.5", "--json",
+            *refusing_stages(tmp_path)]  # fmt: skip
     assert main(argv) == 1
     out, err = capsys.readouterr()
     document = json.loads(out)
