@@ -14,14 +14,15 @@ json_schema.schema``, each ``tools[].function.parameters``) are read-only values
 compiled from that projection), shared as they are by a fresh compilation.
 The memo is built from its own copy, so a caller who edits the first result does not
 reach it either. The copy recipe of every body value is worked out once, when the memo
-is made, so a replay is a few C-level ``dict.copy`` calls per attempt.
+is made, as plain data (nested tuples of keys, which the cyclic collector stops
+tracking), so a replay is a few C-level ``dict.copy`` calls per attempt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeAlias
 
 from compiler.compiled import CompiledRequest
 from compiler.intent import Intent
@@ -52,7 +53,7 @@ def _assembler() -> Callable[..., CompiledRequest]:
     lines = ["def assemble(body, attempts, values):", "    made = new(cls)"]
     for index, name in enumerate(_NAMES):
         scope[f"set_{name}"] = getattr(CompiledRequest, name).__set__
-        value = name if name in ("body", "attempts") else f"values[{index}]"
+        value = name if name in _GIVEN else f"values[{index}]"
         lines.append(f"    set_{name}(made, {value})")
     lines.append("    return made")
     exec("\n".join(lines), scope)  # code built from the field names above, nothing else
@@ -60,6 +61,8 @@ def _assembler() -> Callable[..., CompiledRequest]:
     return assemble
 
 
+#: The fields each replay makes anew rather than taking from the recipe.
+_GIVEN = ("body", "attempts")
 _assemble = _assembler()
 
 
@@ -79,51 +82,45 @@ def envelope_copy(value: Any) -> Any:
     return value
 
 
-def _copier(value: Any) -> Callable[[], Any]:
-    """A function returning a new copy of ``value``, a plain dict or list (as
-    :func:`envelope_copy` would)."""
-    if type(value) is dict:
-        inner = tuple((k, _copier(v)) for k, v in value.items() if _container(v))
-        if not inner:
-            copy_flat: Callable[[], Any] = value.copy
-            return copy_flat
-
-        def copy_dict() -> dict[str, Any]:
-            out = value.copy()
-            for key, again in inner:
-                out[key] = again()
-            return out
-
-        return copy_dict
-    if not any(_container(v) for v in value):
-        copy_list: Callable[[], Any] = value.copy
-        return copy_list
-    items = tuple(_copier(v) if _container(v) else _constant(v) for v in value)
-    return lambda: [again() for again in items]
+#: How to copy a plain dict or list as :func:`envelope_copy` would: ``None`` when it
+#: holds no plain dict or list (one ``copy()``), else ``((key or index, plan), ...)``
+#: for the values that are.
+_Plan: TypeAlias = tuple[tuple[Any, "_Plan"], ...] | None
 
 
-def _constant(value: Any) -> Callable[[], Any]:
-    return lambda: value
+def _plan(value: dict[str, Any] | list[Any]) -> _Plan:
+    items = value.items() if type(value) is dict else enumerate(value)
+    inner = tuple((key, _plan(item)) for key, item in items if _container(item))
+    return inner or None
+
+
+def _copy(value: Any, plan: _Plan) -> Any:
+    """A new copy of ``value`` (a plain dict or list) by its :data:`_Plan`."""
+    out = value.copy()
+    if plan is not None:
+        for key, inner in plan:
+            out[key] = _copy(value[key], inner)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class _Recipe:
     """How to rebuild one attempt: the body without its messages, and every other field."""
 
-    template: dict[str, Any]  # the body's keys in order; containers and messages: None
-    copies: tuple[tuple[str, Callable[[], Any]], ...]
+    template: dict[str, Any]  # the body's keys in order (the memo's copy); messages: None
+    copies: tuple[tuple[str, _Plan], ...]  # the body's dicts and lists, by key
     head: dict[str, str] | None  # the instruction message
     values: tuple[Any, ...]  # every field of the attempt, in order
 
     @staticmethod
     def of(attempt: CompiledRequest) -> _Recipe:
         body = envelope_copy(attempt.body)
-        template = {k: None if k == "messages" or _container(v) else v for k, v in body.items()}
-        copies = tuple((k, _copier(v)) for k, v in body.items()
+        template = {k: None if k == "messages" else v for k, v in body.items()}
+        copies = tuple((k, _plan(v)) for k, v in body.items()
                        if k != "messages" and _container(v))
         # body and attempts are new in every replay; the instructions are shared by
         # every replay, so read-only
-        values = tuple(None if name in ("body", "attempts")
+        values = tuple(None if name in _GIVEN
                        else FrozenDict(attempt.instructions)
                        if name == "instructions" and attempt.instructions is not None
                        else getattr(attempt, name) for name in _NAMES)
@@ -135,8 +132,9 @@ class _Recipe:
         body = self.template.copy()
         body["messages"] = ([*map(dict, messages)] if self.head is None
                             else [self.head.copy(), *map(dict, messages)])
-        for key, again in self.copies:
-            body[key] = again()
+        for key, plan in self.copies:
+            value = body[key]
+            body[key] = value.copy() if plan is None else _copy(value, plan)
         return _assemble(body, later, self.values)
 
 
