@@ -176,3 +176,29 @@ def test_a_copied_registry_has_a_memo_of_its_own() -> None:
     compile_request("classify_ticket", "openai/gpt-4o-mini", registry=registry)
     clone = copy.copy(registry)
     assert memo_table(clone) == {} and memo_table(registry)
+
+
+def test_evolve_is_dataclasses_replace() -> None:
+    """compiler.memo.evolver's evolve gives what dataclasses.replace gives, field by field,
+    and refuses a name that is no field, as replace does."""
+    import dataclasses
+
+    from compiler.memo import evolver
+    from compiler.report import AdjustmentReport
+
+    registry = fresh_registry()
+    request = compile_request("extract_invoice", "openai/gpt-4o-mini", registry=registry)
+    evolve = evolver(CompiledRequest)
+    changes: dict[str, Any] = {"attempts": (request,), "timeout_seconds": 9.5, "retries": 3,
+                               "origin": None}
+    for made in (evolve(request, **changes), evolve(request)):
+        want = dataclasses.replace(request, **changes) if made.retries == 3 else request
+        for field in dataclasses.fields(CompiledRequest):
+            assert getattr(made, field.name) is getattr(want, field.name), field.name
+        assert type(made) is CompiledRequest and made is not request
+    report = evolver(AdjustmentReport)(request.report, notes=("x",))
+    assert report == dataclasses.replace(request.report, notes=("x",))
+    with pytest.raises(TypeError):
+        evolve(request, nope=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.notes = ()  # type: ignore[misc]
