@@ -99,6 +99,7 @@ def evolver(cls: type[_T]) -> Callable[..., _T]:
 _GIVEN = ("body", "attempts")
 _GIVEN_AT = tuple(_NAMES.index(name) for name in _GIVEN)
 _INSTRUCTIONS_AT = _NAMES.index("instructions")
+_REPORT_AT = _NAMES.index("report")
 #: Every field of a request, in order, as one tuple.
 _FIELDS = operator.attrgetter(*_NAMES)
 _assemble = _assembler()
@@ -203,15 +204,19 @@ class Memo:
             messages: the instruction message and the tool definitions (tokens).
         warns: whether any attempt has an adjustment the stage's policy warns about (the
             caller then calls :func:`compiler.policy.warn_for` per attempt).
-        reports: the attempts' reports, in plan order.
     """
 
     intent: Intent
     prompt_ceiling: tuple[int, ...]
     instruction_tokens: tuple[int, ...]
     warns: bool
-    reports: tuple[AdjustmentReport, ...]
     _recipes: tuple[_Recipe, ...]  # the last attempt first
+
+    @property
+    def reports(self) -> tuple[AdjustmentReport, ...]:
+        """The attempts' reports, in plan order (from the recipes: one tuple fewer kept
+        per memo)."""
+        return tuple([recipe.values[_REPORT_AT] for recipe in reversed(self._recipes)])
 
     def fits(self, messages: Sequence[Mapping[str, Any]]) -> bool:
         """Whether every attempt's prompt estimate stays within its ceiling.
@@ -255,4 +260,4 @@ def make_memo(
     if len(plan) > 1 and any(a.attempts != plan[i + 1:] for i, a in enumerate(plan)):
         return None
     return Memo(intent, tuple(prompt_ceiling), tuple(instruction_tokens), warns,
-                tuple([a.report for a in plan]), tuple([_Recipe.of(a) for a in reversed(plan)]))
+                tuple([_Recipe.of(a) for a in reversed(plan)]))
