@@ -13,9 +13,10 @@ one warm-up run (docs/performance.md says what each sample is):
    ``python -c pass`` (the interpreter's own start-up, for scale);
 2. warm ``compile_request`` latency per call for each example stage (new messages each
    call);
-3. a full audit: every example stage x every model of the snapshot, total time; and
-   the goal's example audit, ``audit()`` of every example stage x every model of the
-   largest snapshot (load included), beside the compile-only loop over those pairs;
+3. ``compile_request`` of every example stage x every model of the snapshot, total
+   time (no rows: not ``audit()``); and the goal's example audit, ``audit()`` of every
+   example stage x every model of the largest snapshot (load included), beside the
+   compile-only loop over those pairs (not a goal);
 4. loading the largest shared snapshot and resolving every model, from the file and
    from the disk cache (``bench/metadata_load.py`` runs the second alone);
 5. ``CompiledRequest.parse_reply`` for a typical contract;
@@ -182,7 +183,8 @@ def in_process(snapshot: Path, rounds: int) -> None:
         start = time.perf_counter()
         audit()
         runs.append(time.perf_counter() - start)
-    print(f"3. full audit, {len(pairs)} stage x model pairs (load included)  {stats(runs)}  "
+    print(f"3. compile_request of {len(pairs)} stage x model pairs (load included; not "
+          f"audit(): no rows)  {stats(runs)}  "
           f"({statistics.median(runs) / len(pairs) * 1e6:.0f} us a pair)")
 
     largest = max(SHARED.glob("models-*.json"), key=lambda p: p.stat().st_size, default=SEED) \
