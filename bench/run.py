@@ -189,6 +189,9 @@ def in_process(snapshot: Path, rounds: int) -> None:
 
     largest = max(SHARED.glob("models-*.json"), key=lambda p: p.stat().st_size, default=SEED) \
         if SHARED.is_dir() else SEED
+    # before measure 7, whose registry (route plans of every model) stays alive after it
+    # and would make every full collection of the audit walk it
+    audit_largest(largest, rounds)
 
     def load_and_resolve() -> Registry:
         reg = Registry.load(metadata=largest)
@@ -268,7 +271,6 @@ def in_process(snapshot: Path, rounds: int) -> None:
                   f"{count} endpoints ({model_id}) {stats(samples)}")
     else:
         print(f"7. pinned-endpoint sweep skipped: {endpoints} is absent")
-    audit_largest(largest, rounds)
     projection_measures(rounds)
     lock_vs_audit(largest, ROOT, rounds)
     lock_memory_goal(largest)
