@@ -140,7 +140,8 @@ def _copy(value: Any, plan: _Plan) -> Any:
     out = value.copy()
     if plan is not None:
         for key, inner in plan:
-            out[key] = _copy(value[key], inner)
+            item = value[key]
+            out[key] = item.copy() if inner is None else _copy(item, inner)
     return out
 
 
