@@ -286,9 +286,26 @@ class Registry:
                None if group is None else tuple((c.label, c.index) for c in group))
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._resolve(model_id, stage, provider, group)
+            if stage is not None and not self._stage_applies(model_id, stage):
+                # the stage adds no layer: the same capabilities as without it, shared
+                cached = self.resolve(model_id, None, provider=provider, group=group)
+            else:
+                cached = self._resolve(model_id, stage, provider, group)
             self._cache[key] = cached
         return cached
+
+    def _stage_applies(self, model_id: str, stage: str) -> bool:
+        """Whether an ``overrides`` entry of ``stage`` applies to ``model_id`` (else its
+        resolution is the one without a stage).
+
+        Raises:
+            UnknownStageError: ``stage`` is not declared.
+        """
+        overrides = self.stage(stage).overrides
+        if not overrides:
+            return False
+        target = follow_alias(self.catalog.core, model_id)[0]
+        return bool(matching_keys(overrides, model_id, target))
 
     def _yaml_layers(
         self,
