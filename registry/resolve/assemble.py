@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import replace
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
@@ -25,7 +24,7 @@ from registry.resolve.capabilities import (
     SamplingRules,
 )
 
-__all__ = ["build_resolved", "with_modalities", "with_published"]
+__all__ = ["build_resolved", "published_fields"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -104,9 +103,12 @@ def build_resolved(
     endpoint_group: bool = False,
     max_prompt_tokens: int | None = None,
     limit_changes: tuple[LimitChange, ...] = (),
+    info: Mapping[str, Any] | None = None,
+    alias: tuple[str | None, list[str]] | None = None,
 ) -> ResolvedModel:
     """Build the resolved model of ``model_id`` from its merged tree (read, not copied:
-    treat both as read-only afterwards)."""
+    treat both as read-only afterwards), with what :func:`published_fields` takes from
+    the published ``info`` and the ``alias`` found."""
     sampling = _sampling_rules(merged.get("sampling", _EMPTY))
     supported = frozenset(merged.get("supported_parameters", ()))
     if sampling.forced_unsupported:
@@ -116,6 +118,7 @@ def build_resolved(
     limits = merged.get("limits", _EMPTY)
     pricing = merged.get("pricing", _EMPTY)
     output = merged.get("structured_output", _EMPTY)
+    given, shown, target, notes = published_fields(model_id, info, merged, endpoints, alias)
     return ResolvedModel(
         id=model_id,
         supported_parameters=supported,
@@ -137,6 +140,10 @@ def build_resolved(
         max_prompt_tokens=max_prompt_tokens,
         limit_changes=limit_changes,
         endpoint_group=endpoint_group,
+        output_modalities=shown,
+        input_modalities=given,
+        alias_target=target,
+        metadata_notes=notes,
     )
 
 
@@ -146,33 +153,35 @@ def _decimal(value: Any) -> Decimal | None:
     return Decimal(str(value))
 
 
-def with_modalities(info: Mapping[str, Any] | None, resolved: ResolvedModel) -> ResolvedModel:
-    """Attach the published ``architecture`` input and output modalities, when any."""
+def published_fields(
+    model_id: str, info: Mapping[str, Any] | None, tree: Mapping[str, Any],
+    endpoints: tuple[EndpointCaps, ...], alias: tuple[str | None, list[str]] | None,
+) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None, str | None, tuple[str, ...]]:
+    """What a resolved model takes from its published metadata beside the merged tree.
+
+    Args:
+        model_id: the model.
+        info: its published core fields (``None``: declared only).
+        tree: the merged capability tree (its ``alias_target``).
+        endpoints: the endpoints it is resolved for.
+        alias: what :func:`registry.resolve.aliases.follow_alias` found (the final
+            target and its notes), which replaces the published slug; ``None``: none.
+
+    Returns:
+        ``(input_modalities, output_modalities, alias_target, metadata_notes)``: the
+        published ``architecture`` modalities (``None`` when unpublished), the alias
+        target (``None`` for no alias), and one note per published limit or price read
+        as unknown (:mod:`registry.metadata.ranges`), the model's and those of the
+        endpoints, then the alias's notes.
+    """
     architecture = {} if info is None else (info.get("architecture") or {})
     output, given = architecture.get("output_modalities"), architecture.get("input_modalities")
-    if output is None and given is None:
-        return resolved
-    return replace(resolved,
-                   output_modalities=None if output is None else tuple(output),
-                   input_modalities=None if given is None else tuple(given))
-
-
-def with_published(info: Mapping[str, Any] | None, resolved: ResolvedModel,
-                   alias: tuple[str | None, list[str]] | None = None) -> ResolvedModel:
-    """:func:`with_modalities`, plus the ``alias_target`` of an alias id and one note
-    per published limit or price read as unknown (:mod:`registry.metadata.ranges`), the
-    model's and those of the endpoints it is resolved for. ``alias`` is what
-    :func:`registry.resolve.aliases.follow_alias` found (the final target and its
-    notes), which replaces the published slug."""
-    resolved = with_modalities(info, resolved)
-    notes = () if info is None else tuple(range_notes(resolved.id, info))
-    notes += tuple(note for cap in resolved.endpoints if cap.out_of_range
-                   for note in endpoint_notes(resolved.id, cap.label, dict(cap.out_of_range)))
-    target = resolved.tree.get("alias_target")
+    notes = () if info is None else tuple(range_notes(model_id, info))
+    notes += tuple(note for cap in endpoints if cap.out_of_range
+                   for note in endpoint_notes(model_id, cap.label, dict(cap.out_of_range)))
+    target = tree.get("alias_target")
     if alias is not None:
         target = alias[0] if target is not None else None
         notes += tuple(alias[1])
-    if not notes and target is None:
-        return resolved
-    return replace(resolved, metadata_notes=notes,
-                   alias_target=None if target is None else str(target))
+    return (None if given is None else tuple(given), None if output is None else tuple(output),
+            None if target is None else str(target), notes)

@@ -9,7 +9,8 @@ to it, since an endpoint cannot return more than it publishes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from registry.resolve.assemble import build_resolved
 from registry.resolve.capabilities import EndpointCaps, LimitChange, Provenance, ResolvedModel
@@ -21,21 +22,25 @@ __all__ = ["resolve_group"]
 
 def resolve_group(
     model_id: str,
-    declared_only: bool,
+    info: Mapping[str, Any] | None,
     layers: list[Layer],
     group: tuple[EndpointCaps, ...],
     provenance_of: Callable[[tuple[str, ...]], Provenance],
+    alias: tuple[str | None, list[str]] | None = None,
 ) -> ResolvedModel:
     """Resolve ``model_id`` for ``group``.
 
     Args:
         model_id: the model.
-        declared_only: the model is absent from metadata (its layers start with YAML).
+        info: its published core fields, or ``None`` when it is absent from metadata
+            (declared only: its layers start with YAML).
         layers: the model's layers, metadata first when published, then YAML, then
             the caller's ``provider``.
         group: the endpoints (at least one).
         provenance_of: provenance of the group's endpoint values.
+        alias: what :func:`registry.resolve.aliases.follow_alias` found, or ``None``.
     """
+    declared_only = info is None
     published = group_values(group)
     layers = list(layers)
     layers.insert(0 if declared_only else 1, Layer(published, provenance_of))
@@ -60,4 +65,4 @@ def resolve_group(
     return build_resolved(model_id, merged, provenance, declared_only=declared_only,
                           endpoints=group, endpoint_group=True,
                           max_prompt_tokens=merged.get("limits", {}).get("max_prompt_tokens"),
-                          limit_changes=tuple(changes))
+                          limit_changes=tuple(changes), info=info, alias=alias)

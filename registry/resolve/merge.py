@@ -181,6 +181,13 @@ class LazyProvenance(Mapping[str, Provenance]):
     def __getitem__(self, path: str) -> Provenance:
         return self._built()[path]
 
+    def get(self, path: str, default: Any = None) -> Any:
+        # the table's own get: Mapping.get would catch a KeyError per missing path
+        return self._built().get(path, default)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._built()
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._built())
 

@@ -20,19 +20,17 @@ from typing import TYPE_CHECKING, Any
 from registry.declarations.files import (
     ModelsFile,
     StagesFile,
-    decl_to_layer,
     load_models_file,
     load_stages_file,
 )
 from registry.declarations.models import ModelDecl
 from registry.declarations.stages import StageDecl
 from registry.declarations.vocabulary import is_glob
-from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.metadata.catalog import Catalog, load_endpoints_file
 from registry.metadata.shapes import EndpointList
-from registry.resolve.aliases import follow_alias, matching_keys, via_target
-from registry.resolve.assemble import build_resolved, with_published
+from registry.resolve.aliases import KeyIndex, entry_layers, follow_alias
+from registry.resolve.assemble import build_resolved
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.endpoints import endpoint_caps
 from registry.resolve.group import resolve_group
@@ -41,9 +39,7 @@ from registry.resolve.layers import (
     defaults_merged,
     endpoint_values,
     metadata_values,
-    put_path,
     top_context_binds,
-    yaml_provenance,
 )
 from registry.resolve.merge import Layer, LazyProvenance, merge_values
 from registry.resolve.provenances import (
@@ -95,6 +91,8 @@ class Registry:
     )
     _entry_layers: dict[tuple[str | int, ...], Layer] = field(default_factory=dict, init=False,
                                                               repr=False)
+    _key_indexes: dict[int, tuple[Mapping[str, ModelDecl], KeyIndex]] = field(
+        default_factory=dict, init=False, repr=False)
     _fetched: dict[str, EndpointList | None] = field(default_factory=dict, init=False, repr=False)
     _caps: dict[str, tuple[EndpointCaps, ...]] = field(default_factory=dict, init=False, repr=False)
     _endpoint_sources: dict[str, tuple[str, str | None]] = field(default_factory=dict,
@@ -305,36 +303,15 @@ class Registry:
         if not overrides:
             return False
         target = follow_alias(self.catalog.core, model_id)[0]
-        return bool(matching_keys(overrides, model_id, target))
+        return bool(self._index(overrides).matching(model_id, target))
 
-    def _yaml_layers(
-        self,
-        entries: Mapping[str, ModelDecl],
-        model_id: str,
-        file: ModelsFile | StagesFile,
-        base: tuple[str | int, ...],
-        layer_name: str,
-        target: str | None = None,
-    ) -> list[Layer]:
-        """The layers of the entries that apply (:func:`matching_keys`; an alias's
-        globs and exact entry through its ``target`` too), in merge order."""
-        layers = []
-        for key, through in matching_keys(entries, model_id, target):
-            prefix = (*base, key)
-            cache_key = (*prefix, "\0via", str(target)) if through else prefix
-            found = self._entry_layers.get(cache_key)
-            if found is None:
-                values = decl_to_layer(entries[key])
-                for unset_path in file.unset_paths:
-                    if tuple(unset_path[: len(prefix)]) == prefix:
-                        put_path(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
-                provenance = yaml_provenance(file, prefix, layer_name)
-                if through and target is not None:
-                    provenance = via_target(provenance, target)
-                found = Layer(values, functools.cache(provenance))
-                self._entry_layers[cache_key] = found
-            layers.append(found)
-        return layers
+    def _index(self, entries: Mapping[str, ModelDecl]) -> KeyIndex:
+        """The :class:`KeyIndex` of a file's entries (models or one stage's overrides),
+        made once per registry."""
+        found = self._key_indexes.get(id(entries))
+        if found is None or found[0] is not entries:
+            found = self._key_indexes[id(entries)] = (entries, KeyIndex(entries))
+        return found[1]
 
     def _resolve(
         self,
@@ -372,19 +349,19 @@ class Registry:
         alias = follow_alias(self.catalog.core, model_id)
         target = alias[0]
         if self.models_file is not None:
-            layers += self._yaml_layers(
-                models, model_id, self.models_file, ("models",), "models.yaml", target
-            )
+            layers += entry_layers(self._entry_layers, self._index(models), models, model_id,
+                                   self.models_file, ("models",), "models.yaml", target)
         if stage_decl is not None and self.stages_file is not None and stage is not None:
-            layers += self._yaml_layers(stage_decl.overrides, model_id, self.stages_file,
-                                        ("stages", stage, "overrides"), "stages.yaml", target)
+            overrides = stage_decl.overrides
+            layers += entry_layers(self._entry_layers, self._index(overrides), overrides,
+                                   model_id, self.stages_file, ("stages", stage, "overrides"),
+                                   "stages.yaml", target)
         if provider:
             layers.append(Layer({"provider": dict(provider)}, caller_provenance))
         merged = merge_values(defaults_merged()[0], layers)
         if group:
-            return with_published(info, resolve_group(
-                model_id, info is None, layers, group, self._endpoint_provenance(model_id, group)),
-                alias)
+            return resolve_group(model_id, info, layers, group,
+                                 self._endpoint_provenance(model_id, group), alias)
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
@@ -400,9 +377,9 @@ class Registry:
                     at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps)))
                 merged = merge_values(defaults_merged()[0], layers)
         provenance = LazyProvenance(defaults_merged(), layers)
-        resolved = build_resolved(model_id, merged, provenance, declared_only=info is None,
-                                  endpoints=caps, routing_restricted=restricted)
-        return with_published(info, resolved, alias)
+        return build_resolved(model_id, merged, provenance, declared_only=info is None,
+                              endpoints=caps, routing_restricted=restricted, info=info,
+                              alias=alias)
 
     def _endpoint_provenance(
         self, model_id: str, caps: tuple[EndpointCaps, ...]
