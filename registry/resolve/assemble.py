@@ -43,7 +43,7 @@ def _copy(value: Mapping[str, Any] | None) -> dict[str, Any]:
 
 # Value objects many models share, kept once (they are frozen): the sampling rules by
 # the merged ``sampling`` mapping (most models share the built-in defaults' object),
-# and the reasoning controls by their values.
+# and the reasoning controls by their values (their effort budgets included).
 _SAMPLING: dict[int, tuple[Mapping[str, Any], SamplingRules]] = {}
 _REASONING: dict[tuple[Any, ...], ReasoningCaps] = {}
 _SHARED_LIMIT = 512
@@ -72,20 +72,24 @@ def _sampling_rules(sampling: Mapping[str, Any]) -> SamplingRules:
 
 def _reasoning_caps(reasoning: Mapping[str, Any], supported: bool) -> ReasoningCaps:
     efforts = reasoning.get("efforts")
-    key = (
-        supported,
-        bool(reasoning.get("can_disable", True)),
-        None if efforts is None else _ordered_efforts(tuple(efforts)),
-        str(reasoning.get("style", "effort")),
-        reasoning.get("budget_min"),
-        reasoning.get("budget_max"),
-        reasoning.get("default_effort"),
-    )
+    can_disable = bool(reasoning.get("can_disable", True))
+    ordered = None if efforts is None else _ordered_efforts(tuple(efforts))
+    style = str(reasoning.get("style", "effort"))
+    low, high = reasoning.get("budget_min"), reasoning.get("budget_max")
+    default = reasoning.get("default_effort")
     budgets = reasoning.get("effort_budgets")
-    found = None if budgets else _REASONING.get(key)
+    # the same table (in the same order, of ints: 1024.0 == 1024) shares the object too
+    key = (supported, can_disable, ordered, style, low, high, default,
+           tuple(budgets.items()) if budgets else None)
+    shared = not budgets or all(type(v) is int for v in budgets.values())
+    try:
+        found = _REASONING.get(key) if shared else None
+    except TypeError:  # an unhashable value: not shared
+        found, shared = None, False
     if found is None:
-        found = ReasoningCaps(*key[:6], effort_budgets=_copy(budgets), default_effort=key[6])
-        if not budgets:
+        found = ReasoningCaps(supported, can_disable, ordered, style, low, high,
+                              effort_budgets=_copy(budgets), default_effort=default)
+        if shared:
             if len(_REASONING) >= _SHARED_LIMIT:
                 _REASONING.clear()
             _REASONING[key] = found
