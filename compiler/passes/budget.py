@@ -102,8 +102,9 @@ def tools_tokens(tools: Iterable[Mapping[str, Any]] | None) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)``, with
+#: one encoder made once (``json.dumps`` makes one per call for these options)
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 
 #: characters of the compact JSON of read-only schemas, by identity (each kept alive

@@ -302,7 +302,7 @@ class Registry:
         overrides = self.stage(stage).overrides
         if not overrides:
             return False
-        target = follow_alias(self.catalog.core, model_id)[0]
+        target = follow_alias(self.catalog._core, model_id)[0]
         return bool(self._index(overrides).matching(model_id, target))
 
     def _index(self, entries: Mapping[str, ModelDecl]) -> KeyIndex:
@@ -346,7 +346,7 @@ class Registry:
             if top_context_binds(info):
                 meta_provenance = top_context_provenance(meta_provenance)
             layers.append(Layer(metadata_values(info), meta_provenance))
-        alias = follow_alias(self.catalog.core, model_id)
+        alias = follow_alias(self.catalog._core, model_id)
         target = alias[0]
         if self.models_file is not None:
             layers += entry_layers(self._entry_layers, self._index(models), models, model_id,
