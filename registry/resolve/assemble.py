@@ -46,6 +46,7 @@ def _copy(value: Mapping[str, Any] | None) -> dict[str, Any]:
 # and the reasoning controls by their values (their effort budgets included).
 _SAMPLING: dict[int, tuple[Mapping[str, Any], SamplingRules]] = {}
 _REASONING: dict[tuple[Any, ...], ReasoningCaps] = {}
+_SETS: dict[frozenset[str], frozenset[str]] = {}  # supported_parameters: one object per set
 _SHARED_LIMIT = 512
 
 
@@ -119,6 +120,9 @@ def build_resolved(
         supported -= sampling.forced_unsupported
     if sampling.forced_supported:
         supported |= sampling.forced_supported
+    supported = _SETS.setdefault(supported, supported)
+    if len(_SETS) > _SHARED_LIMIT:
+        _SETS.clear()
     limits = merged.get("limits", _EMPTY)
     pricing = merged.get("pricing", _EMPTY)
     output = merged.get("structured_output", _EMPTY)
