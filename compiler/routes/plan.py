@@ -160,14 +160,18 @@ def _patch(
 def _finished(
     single: Single, index: int, total: int, group: Sequence[EndpointCaps],
     caps: Sequence[EndpointCaps], first: CompiledRequest | None, patch: bool,
-    notes: Sequence[Adjustment], extra: Sequence[str],
+    notes: Sequence[Adjustment], extra: Sequence[str], later: tuple[CompiledRequest, ...],
+    routes: tuple[RouteRow, ...] | None,
 ) -> Single:
-    """One attempt as the plan sends it, each change made in one copy: routed to
-    ``group`` (``patch``; else only naming it), ``notes`` added to its adjustments and
-    ``extra`` to its report notes."""
+    """One attempt as the plan sends it, every change made in one copy of the request
+    (and one of its report): routed to ``group`` (``patch``; else only naming it),
+    ``notes`` added to its adjustments and ``extra`` to its report notes, carrying the
+    attempts after it (``later``) and, for the first, the route table (``routes``)."""
     compiled = single.compiled
     report = compiled.report
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = {"attempts": later}
+    if routes is not None:
+        changes["routes"] = routes
     adjustments = report.adjustments
     if patch:
         changes["body"], added = _patch(compiled, index, total, group, caps, first)
@@ -180,8 +184,6 @@ def _finished(
     if adjustments is not report.adjustments or extra:
         changes["report"] = replace(report, adjustments=adjustments,
                                     notes=(*report.notes, *extra) if extra else report.notes)
-    if not changes:
-        return single
     return Single(replace(compiled, **changes), single.instructions_text,
                   single.prompt_ceiling, single.prompt_tokens)
 
@@ -295,19 +297,22 @@ def compile_plan(
     if provider.get("data_collection") == "deny" or provider.get("zdr"):
         extra.append("provider.data_collection / zdr are passed to OpenRouter unchecked: "
                      "the endpoint data publishes no data policy")
-    singles: list[Single] = []
-    for index, (single, group) in enumerate(groups):
-        singles.append(_finished(single, index, len(groups), group, caps,
-                                 singles[0].compiled if singles else None,
-                                 not (pinned or whole), notes, extra))
-    rows = _rows(caps, groups, singles, rows_out)
+    # (the rung and length limit of each attempt, which the rows read, and the body
+    # apart from its provider, which the differences read, are the same before routing)
+    rows = _rows(caps, groups, [s for s, _ in groups], rows_out)
+    first = groups[0][0].compiled
     # each attempt carries the attempts after it, so a runtime can follow the plan from
     # any of them (after_error -> next_attempt); the first also carries the route table
-    later: list[CompiledRequest] = []
-    for single in reversed(singles[1:]):
-        later.insert(0, replace(single.compiled, attempts=tuple(later)))
-    first = replace(singles[0].compiled, attempts=tuple(later), routes=rows)
-    return Plan(first, tuple(singles), not prompt_excluded)
+    later: tuple[CompiledRequest, ...] = ()
+    singles: list[Single] = []
+    for index in range(len(groups) - 1, -1, -1):
+        single, group = groups[index]
+        single = _finished(single, index, len(groups), group, caps, first if index else None,
+                           not (pinned or whole), notes, extra, later,
+                           rows if index == 0 else None)
+        singles.insert(0, single)
+        later = (single.compiled, *later)
+    return Plan(singles[0].compiled, tuple(singles), not prompt_excluded)
 
 
 def _checked(
