@@ -2,7 +2,8 @@
 
 A stage none of whose overrides applies to a model shares the model's stage-less
 resolution; models.yaml keys are matched through a :class:`KeyIndex` made once; a
-projected schema's size is worked out once; the catalog's one-line description once.
+provenance lookup goes by path, without the table; a projected schema's size is worked
+out once; the catalog's one-line description once.
 Each check compares with the result the straightforward way gives.
 """
 
@@ -11,16 +12,31 @@ from __future__ import annotations
 import fnmatch
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler import compile_request
 from compiler.passes.budget import tools_tokens
 from compiler.schema.frozen_json import freeze_json, thaw_json
 from registry.declarations.vocabulary import is_glob
+from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownStageError
 from registry.metadata.catalog import Catalog
 from registry.resolve.aliases import KeyIndex, matching_keys, specificity
+from registry.resolve.capabilities import Provenance
+from registry.resolve.merge import (
+    Layer,
+    LazyProvenance,
+    merge_layers,
+    merge_onto,
+    merge_values,
+    plain_keys,
+)
+from registry.resolve.resolver import Registry
+from tests.conftest import ROOT
 from tests.test_resolution import MODEL, registry_with
 
 STAGES = (
@@ -116,3 +132,58 @@ def test_describe_is_kept_only_when_not_stale() -> None:
                     stale=True)
     assert stale.describe(age=False) == "models.json (file, as of 2026-08-19, stale)"
     assert stale.describe().startswith("models.json (file, as of 2026-08-19, stale, ")
+
+
+_KEYS = st.sampled_from(["reasoning", "sampling", "limits", "style", "max", "a", "a.b", "b"])
+_LEAF = st.one_of(st.integers(-3, 3), st.booleans(), st.lists(st.integers(0, 3), max_size=2),
+                  st.just(UNSET))
+_TREE = st.recursive(_LEAF, lambda inner: st.dictionaries(_KEYS, inner, max_size=3),
+                     max_leaves=8)
+
+
+def _paths(tree: Any, prefix: str = "") -> set[str]:
+    """Every dotted path of ``tree`` (nodes and leaves) and a child of each."""
+    found = {prefix + "a", prefix + "zz"}
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            found.add(prefix + key)
+            found |= _paths(value, prefix + key + ".")
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(_KEYS, _TREE, max_size=3), max_size=4), st.booleans())
+def test_a_lookup_by_path_equals_the_table(layer_values: list[dict[str, Any]],
+                                           marked: bool) -> None:
+    """Given the merged tree, LazyProvenance answers each path as the full table does
+    (keys with a dot included: those lookups build the table), without building it."""
+    base = merge_layers([Layer({"reasoning": {"style": "effort"}, "limits": 1},
+                               lambda path: Provenance("default", "-", ".".join(path)))])
+    layers = [Layer(v, (lambda name: lambda path: Provenance(name, name, ".".join(path)))(
+        f"layer{i}"), plain_keys(v) if marked else None) for i, v in enumerate(layer_values)]
+    values, table = merge_onto(base, layers)
+    lazy = LazyProvenance(base, layers, merge_values(base[0], layers))
+    paths = _paths(values) | {p for layer in layer_values for p in _paths(layer)} | set(table)
+    for path in sorted(paths):
+        assert lazy.get(path) == table.get(path), path
+        assert (path in lazy) == (path in table)
+    assert dict(lazy) == table
+
+
+def test_real_models_look_up_as_the_table_says() -> None:
+    """Every leaf and parent of every model of the 2026-08-19 snapshot, resolved with the
+    example models.yaml for each example stage, as the built table gives it."""
+    snapshot = ROOT.parent / "shared" / "data" / "openrouter" / "models-2026-08-19.json"
+    if not snapshot.is_file():
+        pytest.skip("../shared data absent")
+    registry = Registry.load(metadata=snapshot, models=ROOT / "models.yaml",
+                             stages=ROOT / "stages.yaml")
+    for model_id in registry.catalog.ids():
+        resolved = registry.resolve(model_id)
+        provenance = resolved.provenance
+        assert isinstance(provenance, LazyProvenance)
+        paths = _paths(dict(resolved.tree)) | {"provider.require_parameters", "x.y.z"}
+        answers = {path: provenance.get(path) for path in paths}
+        table = merge_onto(provenance._base, provenance._layers)[1]
+        assert provenance._table is None  # answered without the table
+        assert answers == {path: table.get(path) for path in paths}

@@ -27,7 +27,7 @@ from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import UNSET
 from registry.resolve.capabilities import Provenance
 from registry.resolve.layers import put_path, yaml_provenance
-from registry.resolve.merge import Layer
+from registry.resolve.merge import Layer, plain_keys
 
 __all__ = ["MAX_ALIAS_HOPS", "KeyIndex", "alias_target", "entry_layers", "follow_alias",
            "matching_keys", "specificity", "via_target"]
@@ -184,7 +184,7 @@ def entry_layers(
             provenance = yaml_provenance(file, prefix, layer_name)
             if through and target is not None:
                 provenance = via_target(provenance, target)
-            found = Layer(values, functools.cache(provenance))
+            found = Layer(values, functools.cache(provenance), plain_keys(values))
             cache[cache_key] = found
         layers.append(found)
     return layers

@@ -43,9 +43,9 @@ def resolve_group(
     declared_only = info is None
     published = group_values(group)
     layers = list(layers)
-    layers.insert(0 if declared_only else 1, Layer(published, provenance_of))
+    layers.insert(0 if declared_only else 1, Layer(published, provenance_of, True))
     merged = merge_values(defaults_merged()[0], layers)
-    provenance = LazyProvenance(defaults_merged(), layers)
+    provenance = LazyProvenance(defaults_merged(), layers, merged)
     changes: list[LimitChange] = []
     capped: dict[str, int] = {}
     for key in ("context_length", "max_completion_tokens"):
@@ -59,9 +59,9 @@ def resolve_group(
             if value > figure:
                 capped[key] = figure
     if capped:
-        layers.append(Layer({"limits": capped}, provenance_of))
+        layers.append(Layer({"limits": capped}, provenance_of, True))
         merged = merge_values(defaults_merged()[0], layers)
-        provenance = LazyProvenance(defaults_merged(), layers)
+        provenance = LazyProvenance(defaults_merged(), layers, merged)
     return build_resolved(model_id, merged, provenance, declared_only=declared_only,
                           endpoints=group, endpoint_group=True,
                           max_prompt_tokens=merged.get("limits", {}).get("max_prompt_tokens"),

@@ -41,7 +41,7 @@ from registry.resolve.layers import (
     metadata_values,
     top_context_binds,
 )
-from registry.resolve.merge import Layer, LazyProvenance, merge_values
+from registry.resolve.merge import Layer, LazyProvenance, merge_values, plain_keys
 from registry.resolve.provenances import (
     endpoint_provenance,
     metadata_provenance,
@@ -345,7 +345,7 @@ class Registry:
             meta_provenance = self._meta_provenance
             if top_context_binds(info):
                 meta_provenance = top_context_provenance(meta_provenance)
-            layers.append(Layer(metadata_values(info), meta_provenance))
+            layers.append(Layer(metadata_values(info), meta_provenance, True))  # fixed keys
         alias = follow_alias(self.catalog._core, model_id)
         target = alias[0]
         if self.models_file is not None:
@@ -357,7 +357,8 @@ class Registry:
                                    model_id, self.stages_file, ("stages", stage, "overrides"),
                                    "stages.yaml", target)
         if provider:
-            layers.append(Layer({"provider": dict(provider)}, caller_provenance))
+            given = {"provider": dict(provider)}
+            layers.append(Layer(given, caller_provenance, plain_keys(given)))
         merged = merge_values(defaults_merged()[0], layers)
         if group:
             return resolve_group(model_id, info, layers, group,
@@ -374,9 +375,10 @@ class Registry:
             if caps:  # none left: the compiler refuses with the exclusion table
                 at = 1 if info is not None else 0
                 layers.insert(
-                    at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps)))
+                    at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps),
+                              True))
                 merged = merge_values(defaults_merged()[0], layers)
-        provenance = LazyProvenance(defaults_merged(), layers)
+        provenance = LazyProvenance(defaults_merged(), layers, merged)
         return build_resolved(model_id, merged, provenance, declared_only=info is None,
                               endpoints=caps, routing_restricted=restricted, info=info,
                               alias=alias)
