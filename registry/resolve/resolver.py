@@ -82,10 +82,8 @@ class Registry:
     fetch_endpoints: bool = False
     endpoints_origin: tuple[str, str | None] | None = None
     notes: list[str] = field(default_factory=list, repr=False)
-    _cache: dict[tuple[str, str | None, str, tuple[tuple[str, int], ...] | None],
-                 ResolvedModel] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _cache: dict[str | tuple[str, str | None, str, tuple[tuple[str, int], ...] | None],
+                 ResolvedModel] = field(default_factory=dict, init=False, repr=False)
     _meta_provenance: Callable[[tuple[str, ...]], Provenance] | None = field(
         default=None, init=False, repr=False
     )
@@ -280,12 +278,16 @@ class Registry:
             UnknownStageError: ``stage`` is not declared.
             RoutingError: a provider slug matches no endpoint, or none is left.
         """
-        key = (model_id, stage, "" if not provider else repr(sorted(provider.items())),
-               None if group is None else tuple((c.label, c.index) for c in group))
+        if stage is not None and not self.stage(stage).overrides:
+            stage = None  # the stage adds no layer: the resolution without it, shared
+        if stage is None and not provider and group is None:
+            key: str | tuple[str, str | None, str, tuple[tuple[str, int], ...] | None] = model_id
+        else:
+            key = (model_id, stage, "" if not provider else repr(sorted(provider.items())),
+                   None if group is None else tuple((c.label, c.index) for c in group))
         cached = self._cache.get(key)
         if cached is None:
             if stage is not None and not self._stage_applies(model_id, stage):
-                # the stage adds no layer: the same capabilities as without it, shared
                 cached = self.resolve(model_id, None, provider=provider, group=group)
             else:
                 cached = self._resolve(model_id, stage, provider, group)
