@@ -2,7 +2,8 @@
 
 A stage none of whose overrides applies to a model shares the model's stage-less
 resolution; models.yaml keys are matched through a :class:`KeyIndex` made once; a
-provenance lookup goes by path, without the table; a projected schema's size is worked
+provenance lookup goes by path, without the table; models merged from the same
+sampling values share their rules; a projected schema's size is worked
 out once; the catalog's one-line description once.
 Each check compares with the result the straightforward way gives.
 """
@@ -21,10 +22,12 @@ from hypothesis import strategies as st
 from compiler import compile_request
 from compiler.passes.budget import tools_tokens
 from compiler.schema.frozen_json import freeze_json, thaw_json
+from registry.declarations.files import load_models_file
 from registry.declarations.vocabulary import is_glob
 from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownStageError
 from registry.metadata.catalog import Catalog
+from registry.metadata.shapes import ModelInfo
 from registry.resolve.aliases import KeyIndex, matching_keys, specificity
 from registry.resolve.capabilities import Provenance
 from registry.resolve.merge import (
@@ -187,3 +190,22 @@ def test_real_models_look_up_as_the_table_says() -> None:
         table = merge_onto(provenance._base, provenance._layers)[1]
         assert provenance._table is None  # answered without the table
         assert answers == {path: table.get(path) for path in paths}
+
+
+def test_models_merged_from_the_same_sampling_share_their_rules(tmp_path: Path) -> None:
+    """Models whose layers give the same sampling values share one SamplingRules,
+    equal to the rules worked out alone; an entry of its own gives other rules."""
+    published = {"context_length": 1000, "supported_parameters": ["max_tokens", "temperature"]}
+    ids = ["acme/a", "acme/b", "acme/c"]
+    catalog = Catalog(models={i: ModelInfo.model_validate({"id": i, **published}) for i in ids},
+                      source="t.json", fetched_at="2026-08-19", origin="file")
+    (tmp_path / "models.yaml").write_text(
+        "models:\n  'acme/*':\n    sampling:\n      ranges: {temperature: {max: 1.0}}\n"
+        "  acme/c:\n    sampling:\n      ranges: {temperature: {max: 0.5}}\n")
+    registry = Registry(catalog=catalog,
+                        models_file=load_models_file(tmp_path / "models.yaml"))
+    a, b, c = (registry.resolve(i).sampling for i in ids)
+    assert a is b and a.ranges["temperature"] == (0.0, 1.0)
+    assert c.ranges["temperature"] == (0.0, 0.5)
+    alone = Registry(catalog=catalog, models_file=load_models_file(tmp_path / "models.yaml"))
+    assert alone.resolve("acme/b").sampling == b

@@ -8,7 +8,7 @@ across many models.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
@@ -23,8 +23,9 @@ from registry.resolve.capabilities import (
     ResolvedModel,
     SamplingRules,
 )
+from registry.resolve.merge import Layer
 
-__all__ = ["build_resolved", "published_fields"]
+__all__ = ["build_resolved", "published_fields", "sampling_sources"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -50,7 +51,31 @@ _SETS: dict[frozenset[str], frozenset[str]] = {}  # supported_parameters: one ob
 _SHARED_LIMIT = 512
 
 
-def _sampling_rules(sampling: Mapping[str, Any]) -> SamplingRules:
+#: the sampling rules by the layers' own ``sampling`` values they were merged from (by
+#: identity, kept beside them): the same sources give the same merged mapping
+_BY_SOURCES: dict[tuple[int, ...], tuple[tuple[Any, ...], SamplingRules]] = {}
+
+
+def sampling_sources(layers: Sequence[Layer]) -> tuple[Any, ...]:
+    """The ``sampling`` values of ``layers`` that set one, in order: over the built-in
+    defaults they decide the merged ``sampling`` mapping (the layers are not changed
+    once made)."""
+    return tuple(layer.values["sampling"] for layer in layers if "sampling" in layer.values)
+
+
+def _sampling_rules(
+    sampling: Mapping[str, Any], sources: tuple[Any, ...] | None = None
+) -> SamplingRules:
+    if sources is not None:
+        key = tuple(map(id, sources))
+        shared = _BY_SOURCES.get(key)
+        if shared is not None and all(a is b for a, b in zip(shared[0], sources, strict=True)):
+            return shared[1]
+        rules = _sampling_rules(sampling)
+        if len(_BY_SOURCES) >= _SHARED_LIMIT:
+            _BY_SOURCES.clear()
+        _BY_SOURCES[key] = (sources, rules)
+        return rules
     found = _SAMPLING.get(id(sampling))
     if found is not None and found[0] is sampling:
         return found[1]
@@ -110,11 +135,14 @@ def build_resolved(
     limit_changes: tuple[LimitChange, ...] = (),
     info: Mapping[str, Any] | None = None,
     alias: tuple[str | None, list[str]] | None = None,
+    sampling_from: tuple[Any, ...] | None = None,
 ) -> ResolvedModel:
     """Build the resolved model of ``model_id`` from its merged tree (read, not copied:
     treat both as read-only afterwards), with what :func:`published_fields` takes from
-    the published ``info`` and the ``alias`` found."""
-    sampling = _sampling_rules(merged.get("sampling", _EMPTY))
+    the published ``info`` and the ``alias`` found. ``sampling_from``: the
+    :func:`sampling_sources` of the layers merged over the built-in defaults, when the
+    tree is that merge (models with the same sources share their sampling rules)."""
+    sampling = _sampling_rules(merged.get("sampling", _EMPTY), sampling_from)
     supported = frozenset(merged.get("supported_parameters", ()))
     if sampling.forced_unsupported:
         supported -= sampling.forced_unsupported

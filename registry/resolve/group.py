@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from registry.resolve.assemble import build_resolved
+from registry.resolve.assemble import build_resolved, sampling_sources
 from registry.resolve.capabilities import EndpointCaps, LimitChange, Provenance, ResolvedModel
 from registry.resolve.layers import defaults_merged, group_values
 from registry.resolve.merge import Layer, LazyProvenance, merge_values
@@ -65,4 +65,5 @@ def resolve_group(
     return build_resolved(model_id, merged, provenance, declared_only=declared_only,
                           endpoints=group, endpoint_group=True,
                           max_prompt_tokens=merged.get("limits", {}).get("max_prompt_tokens"),
-                          limit_changes=tuple(changes), info=info, alias=alias)
+                          limit_changes=tuple(changes), info=info, alias=alias,
+                          sampling_from=sampling_sources(layers))

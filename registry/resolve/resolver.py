@@ -30,7 +30,7 @@ from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.metadata.catalog import Catalog, load_endpoints_file
 from registry.metadata.shapes import EndpointList
 from registry.resolve.aliases import KeyIndex, entry_layers, follow_alias
-from registry.resolve.assemble import build_resolved
+from registry.resolve.assemble import build_resolved, sampling_sources
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.endpoints import endpoint_caps
 from registry.resolve.group import resolve_group
@@ -383,7 +383,7 @@ class Registry:
         provenance = LazyProvenance(defaults_merged(), layers, merged)
         return build_resolved(model_id, merged, provenance, declared_only=info is None,
                               endpoints=caps, routing_restricted=restricted, info=info,
-                              alias=alias)
+                              alias=alias, sampling_from=sampling_sources(layers))
 
     def _endpoint_provenance(
         self, model_id: str, caps: tuple[EndpointCaps, ...]
