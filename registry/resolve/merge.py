@@ -231,26 +231,24 @@ class LazyProvenance(Mapping[str, Provenance]):
         return simple
 
     def get(self, path: str, default: Any = None) -> Any:
-        simple = self._simple
-        if simple is None:
-            simple = self._by_path()
-        if not simple or self._table is not None or type(path) is not str:
+        table = self._table
+        if table is not None or type(path) is not str or not self._by_path():
             # the table's own get: Mapping.get would catch a KeyError per missing path
             return self._built().get(path, default)
         keys = path.split(".")
         node: Any = self._tree
         for key in keys:
-            node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
-            if node is _MISSING:
+            if not isinstance(node, dict) or key not in node:
                 return default
+            node = node[key]
         if isinstance(node, dict):  # a mapping, not a leaf
             return default
         for layer in reversed(self._layers):
             value: Any = layer.values
             for key in keys:
-                value = value.get(key, _MISSING) if isinstance(value, dict) else _MISSING
-                if value is _MISSING:
+                if not isinstance(value, dict) or key not in value:
                     break
+                value = value[key]
             else:
                 if not isinstance(value, dict):
                     if value is UNSET:  # cannot be, the tree has it: ask the table
