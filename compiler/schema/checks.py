@@ -17,6 +17,7 @@ from typing import Any
 from compiler.errors import ProjectionError
 from compiler.metaschema.draft2020 import meta_schema_error
 from compiler.schema.dialects import Dialect
+from compiler.schema.frozen_json import FrozenDict, FrozenList
 from compiler.schema.walk import (
     LocalRefs,
     escape_pointer,
@@ -338,7 +339,8 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
     """Check a projected schema against the JSON Schema meta-schema (draft 2020-12) and,
     when nothing blocks enforcement, the dialect's own rules.
 
-    The meta-schema check is :func:`compiler.metaschema.draft2020.meta_schema_error`.
+    The meta-schema check is :func:`compiler.metaschema.draft2020.meta_schema_error`
+    (``FrozenDict`` and ``FrozenList`` read as ``dict`` and ``list``).
     Of :func:`check_dialect`, only the root and per-node rules run: its other checks
     (untyped schemas, recursion, size limits) are blockers themselves, found on this
     same schema by the projector, so with no blocker they are known to pass.
@@ -355,7 +357,7 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
         ProjectionError: the schema is not valid JSON Schema, or breaks the dialect's
             rules although nothing blocks enforcement (a bug in a rewrite step).
     """
-    error = meta_schema_error(schema)
+    error = meta_schema_error(schema, (FrozenDict, FrozenList))
     if error is not None:
         raise ProjectionError(
             f"internal error: the {dialect.name} projection is not valid JSON Schema {error}")

@@ -3,7 +3,8 @@
 :func:`freeze_json` turns nested dicts and lists into :class:`FrozenDict` and
 :class:`FrozenList` (:func:`freeze_owned` does the same for a tree its caller drops,
 reusing its containers), which refuse every mutation (``copy.deepcopy`` and
-:func:`thaw_json` give plain, mutable containers back); :func:`canonical_sha256`
+:func:`thaw_json` give plain, mutable containers back, one per place even where a
+read-only child is shared); :func:`canonical_sha256`
 hashes a JSON value independently of key order.
 """
 
@@ -40,7 +41,7 @@ class FrozenDict(dict[str, Any]):
         return dict(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
+        return {key: _deep_copy(value, memo) for key, value in self.items()}
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (thaw_json(self),))
@@ -67,10 +68,18 @@ class FrozenList(list[Any]):
         return list(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return [copy.deepcopy(value, memo) for value in self]
+        return [_deep_copy(value, memo) for value in self]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (list, (thaw_json(self),))
+
+
+def _deep_copy(value: Any, memo: dict[int, Any]) -> Any:
+    """A child's deep copy: a read-only child may be shared (a projection's one
+    ``{"type": "null"}``), so each place gets a plain copy of its own, never the memo's."""
+    if type(value) is FrozenDict or type(value) is FrozenList:
+        return value.__deepcopy__(memo)
+    return copy.deepcopy(value, memo)
 
 
 def freeze_json(value: Any) -> Any:

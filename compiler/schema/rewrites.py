@@ -13,10 +13,11 @@ from typing import Any
 
 from compiler.errors import ProjectionError
 from compiler.schema.dialects import Dialect
+from compiler.schema.frozen_json import FrozenDict, FrozenList
 
 __all__ = [
-    "ANNOTATIONS", "ONLY_REMOVED", "accepts_null", "is_pure_union", "merge_ref_siblings",
-    "nullable",
+    "ANNOTATIONS", "NULL_SCHEMA", "ONLY_REMOVED", "accepts_null", "is_pure_union",
+    "merge_ref_siblings", "nullable",
 ]
 
 ANNOTATIONS = frozenset({
@@ -84,10 +85,22 @@ def accepts_null(node: Any, lookup: Callable[[str], Any], depth: int = 0) -> boo
     return True
 
 
-def nullable(inner: Any) -> dict[str, Any]:
-    """Return ``{"anyOf": [inner, {"type": "null"}]}``, the title and description moved out."""
+NULL_SCHEMA = FrozenDict(type="null")
+"""The ``{"type": "null"}`` branch every nullable property gets: one read-only object,
+shared by every projection (one tracked object less per optional property)."""
+
+
+def nullable(inner: Any) -> FrozenDict:
+    """Return ``{"anyOf": [inner, {"type": "null"}]}``, the title and description moved out,
+    read-only: ``inner`` is a boolean or a plain ``dict`` whose values are read-only
+    already (the projector's node before it is frozen); every container of the result is
+    a :class:`~compiler.schema.frozen_json.FrozenDict` / ``FrozenList``, made once, and
+    the null branch is :data:`NULL_SCHEMA`."""
     if not isinstance(inner, dict):
-        return {"anyOf": [inner, {"type": "null"}]}
+        return FrozenDict(anyOf=FrozenList([inner, NULL_SCHEMA]))
     notes = {key: inner[key] for key in ("title", "description") if key in inner}
-    core = {key: value for key, value in inner.items() if key not in notes}
-    return {"anyOf": [core, {"type": "null"}], **notes}
+    if notes:
+        core = FrozenDict({key: value for key, value in inner.items() if key not in notes})
+    else:
+        core = FrozenDict(inner)
+    return FrozenDict({"anyOf": FrozenList([core, NULL_SCHEMA]), **notes})

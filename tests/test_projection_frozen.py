@@ -1,0 +1,112 @@
+"""The projector builds its result read-only as it goes (no plain tree frozen at the end),
+and the meta-schema guard reads ``FrozenDict``/``FrozenList`` as it reads ``dict``/``list``.
+
+Outputs are pinned elsewhere (tests/test_output_hashes.py); these check the shape of what
+changed: every container of a projected schema is frozen, none is shared with the
+contract, and ``vouch`` answers the same for a frozen tree as for its plain copy.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pydantic
+import pytest
+
+from compiler.errors import ProjectionError
+from compiler.metaschema.draft2020 import vouch
+from compiler.schema.contract import OutputContract
+from compiler.schema.dialects import DIALECTS
+from compiler.schema.frozen_json import FrozenDict, FrozenList, freeze_json, thaw_json
+from compiler.schema.projection import project
+from tests.fixtures.contracts.corpus import CORPUS
+
+FROZEN = (FrozenDict, FrozenList)
+
+
+def containers(value: Any) -> Iterator[Any]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict | list):
+            yield item
+            stack.extend(item.values() if isinstance(item, dict) else item)
+
+
+def projections() -> Iterator[tuple[str, str, Any, OutputContract]]:
+    wide = pydantic.create_model("Wide", **{f"f{i}": (int, 0) for i in range(50)})  # type: ignore[call-overload]
+    for name, kind in [*CORPUS.items(), ("Wide", wide)]:
+        contract = OutputContract.from_type(kind)
+        for dialect in DIALECTS.values():
+            try:
+                yield name, dialect.name, project(contract, dialect), contract
+            except ProjectionError:
+                continue
+
+
+def test_every_container_of_a_projection_is_read_only_and_its_own() -> None:
+    for name, dialect, projection, contract in projections():
+        source = {id(item) for item in containers(contract.schema)}
+        for item in containers(projection.schema):
+            assert type(item) in FROZEN, (name, dialect, item)
+            assert id(item) not in source, (name, dialect, item)  # never the contract's
+        plain = thaw_json(projection.schema)
+        copied = copy.deepcopy(projection.schema)
+        assert copied == plain
+        for tree in (plain, copied):  # plain, and one container per place (none shared)
+            found = list(containers(tree))
+            assert all(type(item) in (dict, list) for item in found)
+            assert len({id(item) for item in found}) == len(found), (name, dialect)
+
+
+def test_the_null_branch_is_one_object_and_its_copies_are_not() -> None:
+    """Every nullable property shares one read-only ``{"type": "null"}``; a deep copy of
+    the schema gives each property its own, so editing one changes no other."""
+    wide = OutputContract.from_type(pydantic.create_model(  # type: ignore[call-overload]
+        "Nullable3", **{f"f{i}": (int, 0) for i in range(3)}))
+    schema = project(wide, DIALECTS["openai-strict"]).schema
+    branches = [schema["properties"][f"f{i}"]["anyOf"][1] for i in range(3)]
+    assert all(branch is branches[0] for branch in branches) and branches[0] == {"type": "null"}
+    copied = copy.deepcopy(schema)
+    copied["properties"]["f0"]["anyOf"][1]["type"] = "string"
+    assert copied["properties"]["f1"]["anyOf"][1] == {"type": "null"}
+    assert schema["properties"]["f0"]["anyOf"][1] == {"type": "null"}
+
+
+def test_vouch_reads_frozen_containers_as_plain_ones() -> None:
+    for name, dialect, projection, _ in projections():
+        plain = thaw_json(projection.schema)
+        assert vouch(projection.schema, FROZEN) is vouch(plain) is True, (name, dialect)
+        assert vouch(projection.schema) is False  # without the pair: not plain JSON data
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "required": ["a", "a"]},
+    {"type": []},
+    {"anyOf": []},
+    {"properties": {"a": {"minLength": -1}}},
+    {"type": "object", "properties": {"a": {"type": ["string", "null"]}}, "required": ["a"]},
+    {"enum": [1, {"a": [2]}], "dependentRequired": {"a": ["b"]}},
+])
+def test_vouch_answers_the_same_for_a_frozen_copy(schema: dict[str, Any]) -> None:
+    assert vouch(freeze_json(schema), FROZEN) is vouch(schema)
+
+
+def test_a_dict_subclass_other_than_the_pair_is_not_vouched_for() -> None:
+    class Odd(dict[str, Any]):
+        pass
+
+    assert vouch({"properties": {"a": Odd(type="string")}}, FROZEN) is False
+
+
+def test_wide_projection_is_the_same_under_a_replaced_dialect() -> None:
+    """The bench's like-for-like dialect (size limits lifted) projects as openai-strict does."""
+    wide = OutputContract.from_type(pydantic.create_model(  # type: ignore[call-overload]
+        "Wide200", **{f"f{i}": (int, 0) for i in range(200)}))
+    strict = DIALECTS["openai-strict"]
+    unlimited = dataclasses.replace(strict, max_properties=None, max_total_chars=None)
+    a, b = project(wide, strict), project(wide, unlimited)
+    assert a.schema_json == b.schema_json and a.sha256 == b.sha256 and a.changes == b.changes
