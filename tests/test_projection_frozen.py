@@ -62,18 +62,25 @@ def test_every_container_of_a_projection_is_read_only_and_its_own() -> None:
             assert len({id(item) for item in found}) == len(found), (name, dialect)
 
 
-def test_the_null_branch_is_one_object_and_its_copies_are_not() -> None:
-    """Every nullable property shares one read-only ``{"type": "null"}``; a deep copy of
-    the schema gives each property its own, so editing one changes no other."""
+def test_shared_branches_are_one_object_and_their_copies_are_not() -> None:
+    """Every nullable property shares one read-only ``{"type": "null"}``, and those of one
+    type one ``anyOf`` list; a deep copy gives each property its own, so editing one
+    changes no other."""
     wide = OutputContract.from_type(pydantic.create_model(  # type: ignore[call-overload]
-        "Nullable3", **{f"f{i}": (int, 0) for i in range(3)}))
+        "Nullable4", **{f"f{i}": (int, 0) for i in range(3)}, s=(str, "")))
     schema = project(wide, DIALECTS["openai-strict"]).schema
-    branches = [schema["properties"][f"f{i}"]["anyOf"][1] for i in range(3)]
-    assert all(branch is branches[0] for branch in branches) and branches[0] == {"type": "null"}
+    lists = [schema["properties"][f"f{i}"]["anyOf"] for i in range(3)]
+    assert all(branches is lists[0] for branches in lists)
+    assert lists[0] == [{"type": "integer"}, {"type": "null"}]
+    text = schema["properties"]["s"]["anyOf"]
+    assert text == [{"type": "string"}, {"type": "null"}] and text is not lists[0]
+    assert text[1] is lists[0][1]
+    assert [schema["properties"][f"f{i}"]["title"] for i in range(3)] == ["F0", "F1", "F2"]
     copied = copy.deepcopy(schema)
     copied["properties"]["f0"]["anyOf"][1]["type"] = "string"
-    assert copied["properties"]["f1"]["anyOf"][1] == {"type": "null"}
-    assert schema["properties"]["f0"]["anyOf"][1] == {"type": "null"}
+    copied["properties"]["f0"]["anyOf"][0]["type"] = "number"
+    assert copied["properties"]["f1"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
+    assert schema["properties"]["f0"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
 
 
 def test_vouch_reads_frozen_containers_as_plain_ones() -> None:

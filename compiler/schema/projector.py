@@ -79,6 +79,7 @@ class Projector:
         self.nullable: set[tuple[str, ...]] = set()
         self.blocked: list[str] = []  # open objects and blocking drops, in schema order
         self.defs_wanted: list[str] = []
+        self.shared: dict[tuple[str, str], FrozenList] = {}  # nullable()'s anyOf lists
 
     # ----------------------------------------------------------------- driver
 
@@ -345,7 +346,7 @@ class Projector:
                 projected["anyOf"] = FrozenList([*projected["anyOf"], NULL_SCHEMA])
                 out[name] = FrozenDict(projected)
             else:
-                out[name] = nullable(self._build(sub, at, (*here, "anyOf", "0")))
+                out[name] = nullable(self._build(sub, at, (*here, "anyOf", "0")), self.shared)
             self._change("schema.made_required_nullable", at, "optional", "required, nullable",
                          f"{why} and nullable; a null reply means absent, so the contract's "
                          "default applies")
