@@ -238,6 +238,11 @@ def untyped_schemas(schema: Mapping[str, Any]) -> list[str]:
     /properties/b: an array without items accepts any item
     """
     found: list[str] = []
+    for node in iter_schemas(schema):  # first without pointers: most schemas have none
+        if _maybe_untyped(node):
+            break
+    else:
+        return found
     for pointer, node in walk_schema(schema):
         at = pointer or "/"
         if not any(key in node for key in _SAYS_WHAT):
@@ -252,6 +257,16 @@ def untyped_schemas(schema: Mapping[str, Any]) -> list[str]:
                 where = pointer + "".join("/" + escape_pointer(segment) for segment in path)
                 found.append(f"{where}: the 'true' schema accepts any JSON value")
     return found
+
+
+def _maybe_untyped(node: Mapping[str, Any]) -> bool:
+    """Whether :func:`untyped_schemas` may find something at ``node`` (conservative)."""
+    if "type" not in node and not ("enum" in node or "const" in node or "anyOf" in node
+                                   or "$ref" in node):
+        return True
+    kind = node.get("type")
+    return ((kind == "array" or (isinstance(kind, list) and "array" in kind))
+            and "items" not in node) or may_hold_true(node)
 
 
 def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
@@ -296,6 +311,11 @@ def _rule_problems(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
         problems.append("/: the root must be 'type: object'")
     if not dialect.root_anyof_allowed and ("anyOf" in schema or "oneOf" in schema):
         problems.append("/: the root must not be a union (anyOf/oneOf)")
+    for node in iter_schemas(schema):  # first without pointers: a conforming schema has none
+        if next(_node_problems("", node, dialect), None) is not None:
+            break
+    else:
+        return problems
     for pointer, node in walk_schema(schema):
         at = pointer or "/"
         problems.extend(_node_problems(at, node, dialect))
