@@ -1,5 +1,6 @@
 """The projector builds its result read-only as it goes (no plain tree frozen at the end),
-and the meta-schema guard reads ``FrozenDict``/``FrozenList`` as it reads ``dict``/``list``.
+the meta-schema guard reads ``FrozenDict``/``FrozenList`` as it reads ``dict``/``list``, and
+the projection's text is ``json.dumps(indent=2)``'s, written by :func:`indent_json`.
 
 Outputs are pinned elsewhere (tests/test_output_hashes.py); these check the shape of what
 changed: every container of a projected schema is frozen, none is shared with the
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+import random
 from collections.abc import Iterator
+from enum import IntEnum
 from typing import Any
 
 import pydantic
@@ -20,7 +24,13 @@ from compiler.errors import ProjectionError
 from compiler.metaschema.draft2020 import vouch
 from compiler.schema.contract import OutputContract
 from compiler.schema.dialects import DIALECTS
-from compiler.schema.frozen_json import FrozenDict, FrozenList, freeze_json, thaw_json
+from compiler.schema.frozen_json import (
+    FrozenDict,
+    FrozenList,
+    freeze_json,
+    indent_json,
+    thaw_json,
+)
 from compiler.schema.projection import project
 from tests.fixtures.contracts.corpus import CORPUS
 
@@ -117,3 +127,58 @@ def test_wide_projection_is_the_same_under_a_replaced_dialect() -> None:
     unlimited = dataclasses.replace(strict, max_properties=None, max_total_chars=None)
     a, b = project(wide, strict), project(wide, unlimited)
     assert a.schema_json == b.schema_json and a.sha256 == b.sha256 and a.changes == b.changes
+
+
+def _document(rng: random.Random, depth: int, pool: list[Any]) -> Any:
+    """A random JSON-ish value: frozen and plain containers, a shared container now and
+    then (at any depth), and the odd values ``json.dumps`` writes its own way."""
+    roll = rng.random()
+    if depth > 4 or roll < 0.3:
+        return rng.choice([
+            "", "a", "é\n\"\\\t\x00\u2028", "\U0001f600", 0, -1, 2**70, 1.5, -0.0, 1e300, 5e-324,
+            True, False, None, float("nan"), float("inf"), IntEnum("E", "A").A, (), {}, [],
+        ])
+    if roll < 0.4 and pool:
+        return rng.choice(pool)
+    size = rng.randint(0, 4)
+    if rng.random() < 0.5:
+        names = [rng.choice(["k", "é", "a/b", "", "k2"]) + str(i) for i in range(size)]
+        made: Any = {name: _document(rng, depth + 1, pool) for name in names}
+        if rng.random() < 0.05:
+            made[rng.choice([1, 2.5, True, None])] = 0  # a key json.dumps converts
+    else:
+        made = [_document(rng, depth + 1, pool) for _ in range(size)]
+        if rng.random() < 0.2:
+            made = tuple(made)
+    if rng.random() < 0.5:
+        made = freeze_json(made) if not isinstance(made, tuple) else made
+        pool.append(made)
+    return made
+
+
+def test_indent_json_writes_what_json_dumps_writes() -> None:
+    rng = random.Random(19)
+    for _ in range(600):
+        doc = _document(rng, 0, [])
+        try:
+            expected: Any = json.dumps(doc, indent=2, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            expected = type(exc)
+        if isinstance(expected, type):
+            with pytest.raises(expected):
+                indent_json(doc)
+        else:
+            assert indent_json(doc) == expected
+
+
+def test_indent_json_of_a_cycle_raises_as_json_dumps_does() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        indent_json({"a": loop})
+
+
+def test_every_projection_text_is_json_dumps_of_its_schema() -> None:
+    for name, dialect, projection, _ in projections():
+        assert projection.schema_json == json.dumps(projection.schema, indent=2,
+                                                    ensure_ascii=False), (name, dialect)

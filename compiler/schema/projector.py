@@ -15,12 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.errors import ProjectionError
-from compiler.schema.budgets import (
-    DEFAULT_BUDGET,
-    BudgetCounter,
-    ProjectionBudget,
-    source_problems,
-)
+from compiler.schema.budgets import DEFAULT_BUDGET, BudgetCounter, ProjectionBudget, source_problems
 from compiler.schema.checks import (
     is_object_schema,
     limit_violations,
@@ -29,7 +24,13 @@ from compiler.schema.checks import (
     verify_projected,
 )
 from compiler.schema.dialects import Dialect
-from compiler.schema.frozen_json import FrozenDict, FrozenList, canonical_sha256, freeze_json
+from compiler.schema.frozen_json import (
+    FrozenDict,
+    FrozenList,
+    canonical_sha256,
+    freeze_json,
+    indent_json,
+)
 from compiler.schema.projected import WRAP_PROPERTY, Projection, SchemaChange
 from compiler.schema.rewrites import (
     NULL_SCHEMA,
@@ -44,11 +45,6 @@ from compiler.schema.walk import LocalRefs, escape_pointer, schema_slot
 __all__ = ["Projector"]
 
 _MISSING = object()
-
-
-def _frozen(built: Any) -> Any:
-    """A node from :meth:`Projector._build`, read-only (its values are already)."""
-    return FrozenDict(built) if type(built) is dict else built
 
 
 class Projector:
@@ -94,7 +90,7 @@ class Projector:
         if wrap:
             schema: dict[str, Any] = {
                 "type": "object",
-                "properties": FrozenDict({WRAP_PROPERTY: _frozen(body)}),
+                "properties": FrozenDict({WRAP_PROPERTY: self._freeze(body)}),
                 "required": FrozenList([WRAP_PROPERTY]),
             }
             if d.closed_objects:
@@ -113,7 +109,7 @@ class Projector:
         return Projection(
             dialect=d.name,
             schema=frozen,
-            schema_json=json.dumps(frozen, indent=2, ensure_ascii=False),
+            schema_json=indent_json(frozen),
             sha256=canonical_sha256(frozen),
             changes=tuple(self.changes),
             wrapped_root=WRAP_PROPERTY if wrap else None,
@@ -175,7 +171,11 @@ class Projector:
 
     def _node(self, node: Any, ptr: str, path: tuple[str, ...]) -> Any:
         """Project one schema node below the root, read-only (:meth:`_build`, frozen)."""
-        return _frozen(self._build(node, ptr, path))
+        return self._freeze(self._build(node, ptr, path))
+
+    @staticmethod
+    def _freeze(built: Any) -> Any:  # a node from _build: its values are read-only already
+        return FrozenDict(built) if type(built) is dict else built
 
     def _build(self, node: Any, ptr: str, path: tuple[str, ...], *, root: bool = False,
                inline_ref: bool = False) -> Any:
@@ -326,19 +326,21 @@ class Projector:
         listed = node.get("required", ())
         required = set(listed) if isinstance(listed, list | tuple) else listed  # O(1) lookups
         out: dict[str, Any] = {}
+        why = (f"{d.name} requires every property to be required; the optional field is "
+               "sent as required")  # each reason made once, not once per property
+        same, new = (f"{why}; it already accepts null, so a null reply stays null",
+                     f"{why} and nullable; a null reply means absent, so the contract's "
+                     "default applies")
         for name, sub in props.items():
             at = f"{ptr}/properties/{escape_pointer(name)}"
             here = (*path, "properties", name)
             if not d.all_required or name in required:
                 out[name] = self._node(sub, at, here)
                 continue
-            why = (f"{d.name} requires every property to be required; the optional field is "
-                   "sent as required")
             if accepts_null(sub, self.refs.lookup):
                 out[name] = self._node(sub, at, here)
                 self._change("schema.made_required_nullable", at, "optional",
-                             "required (already nullable)",
-                             f"{why}; it already accepts null, so a null reply stays null")
+                             "required (already nullable)", same)
                 continue
             self.nullable.add(here)
             if isinstance(sub, Mapping) and is_pure_union(sub, d):
@@ -347,9 +349,7 @@ class Projector:
                 out[name] = FrozenDict(projected)
             else:
                 out[name] = nullable(self._build(sub, at, (*here, "anyOf", "0")), self.shared)
-            self._change("schema.made_required_nullable", at, "optional", "required, nullable",
-                         f"{why} and nullable; a null reply means absent, so the contract's "
-                         "default applies")
+            self._change("schema.made_required_nullable", at, "optional", "required, nullable", new)
         return out
 
     def _require_all(self, out: dict[str, Any]) -> None:
