@@ -278,16 +278,24 @@ def _endpoints_record(
 
 
 def _metadata_record(registry: Registry) -> dict[str, Any]:
+    """The models list's record: the SHA-256 of the bytes the catalog was parsed from
+    (``Catalog.sha256``, hashed beside the load), else of the file as it is now."""
     catalog = registry.catalog
     if catalog.origin == "seed":
         from registry.metadata.catalog import SEED_RESOURCE
 
+        read = catalog.sha256()
+        if read is not None:
+            return {"source": _SEED, "sha256": read}
         resource = importlib.resources.files("registry").joinpath(SEED_RESOURCE)
         with importlib.resources.as_file(resource) as path:
             return {"source": _SEED, "sha256": _sha256_file(path)}
     if catalog.origin == "file":
         from urllib.parse import unquote, urlparse
 
+        read = catalog.sha256()
+        if read is not None:
+            return {"source": _name(catalog.source), "sha256": read}
         location = catalog.source
         if location.startswith("file://"):
             location = unquote(urlparse(location).path)
