@@ -52,7 +52,11 @@ from registry.resolve.routing import allowed_endpoints, restricts, unverifiable
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
 
-__all__ = ["Registry"]
+__all__ = ["RESOLVE_MEMO", "Registry"]
+
+#: Resolutions (model, stage, routing) a registry keeps; past it the oldest is dropped
+#: (docs/performance.md: kept unbounded, the collector's passes over them grew).
+RESOLVE_MEMO = 4096
 
 
 @dataclass(eq=False)
@@ -85,8 +89,7 @@ class Registry:
     _cache: dict[str | tuple[str, str | None, str, tuple[tuple[str, int], ...] | None],
                  ResolvedModel] = field(default_factory=dict, init=False, repr=False)
     _meta_provenance: Callable[[tuple[str, ...]], Provenance] | None = field(
-        default=None, init=False, repr=False
-    )
+        default=None, init=False, repr=False)
     _entry_layers: dict[tuple[str | int, ...], Layer] = field(default_factory=dict, init=False,
                                                               repr=False)
     _key_indexes: dict[int, tuple[Mapping[str, ModelDecl], KeyIndex]] = field(
@@ -142,8 +145,6 @@ class Registry:
             endpoints_origin=origin,
         )
 
-    # -- stages -----------------------------------------------------------------
-
     def stage_names(self) -> list[str]:
         """Return the declared stage names in file order."""
         return [] if self.stages_file is None else list(self.stages_file.stages)
@@ -159,11 +160,10 @@ class Registry:
             error.args = (f"unknown stage {name!r}: no stages.yaml was loaded (none in the "
                           "current directory; give its path with --stages)",)
             raise error
-        stages = self.stages_file.stages
-        try:
-            return stages[name]
-        except KeyError:
-            raise UnknownStageError(name, closest(name, stages)) from None
+        found = self.stages_file.stages.get(name)
+        if found is None:
+            raise UnknownStageError(name, closest(name, self.stages_file.stages))
+        return found
 
     def stage_dir(self) -> Path:
         """Return the directory contract paths in stages.yaml are relative to: the
@@ -172,8 +172,6 @@ class Registry:
         if self.stages_file is None or not Path(self.stages_file.path).is_file():
             return Path.cwd()
         return Path(self.stages_file.path).resolve().parent
-
-    # -- models -----------------------------------------------------------------
 
     def known_ids(self) -> list[str]:
         """Return every model id that resolves: metadata ids plus models declared whole
@@ -292,6 +290,8 @@ class Registry:
             else:
                 cached = self._resolve(model_id, stage, provider, group)
             self._cache[key] = cached
+            if len(self._cache) > RESOLVE_MEMO:  # the oldest goes: memory stays bounded
+                del self._cache[next(iter(self._cache))]
         return cached
 
     def _stage_applies(self, model_id: str, stage: str) -> bool:
