@@ -169,7 +169,7 @@ def _compile(
             raise NoEndpointError(
                 f"provider.max_price rules out {model}: {problem}; OpenRouter would answer "
                 "404 (raise max_price or choose a cheaper model)", model=model, routes=())
-        single = compile_single(registry, intent, base, messages)
+        notes: tuple[str, ...] = ()
         if coverage == "full":
             note = (f"no endpoint data for {model}{_why_no_endpoints(registry, model)}: "
                     "the model-level figures were used, which an endpoint that serves it "
@@ -178,9 +178,8 @@ def _compile(
                 note = (f"the endpoint data of {model} has no tags, so which endpoint "
                         f"provider.only {list(base.provider.get('only') or [])} names "
                         "cannot be checked: the model-level figures were used")
-            report = single.compiled.report
-            single = replace(single, compiled=replace(
-                single.compiled, report=replace(report, notes=(*report.notes, note))))
+            notes = (note,)
+        single = compile_single(registry, intent, base, messages, notes)
         check_refused(intent, single.compiled.report)
         if base.routing_restricted and not base.endpoints:
             rows = single_routes(model, registry.endpoint_caps(model), single.compiled,

@@ -32,15 +32,8 @@ from registry.metadata.parse import (
 )
 from registry.metadata.shapes import EndpointList, ModelInfo
 
-__all__ = [
-    "SEED_DATE",
-    "SEED_RESOURCE",
-    "Catalog",
-    "bundled_catalog",
-    "load_catalog",
-    "load_endpoints",
-    "load_endpoints_file",
-]
+__all__ = ["SEED_DATE", "SEED_RESOURCE", "Catalog", "bundled_catalog", "load_catalog",
+           "load_endpoints", "load_endpoints_file"]
 
 SEED_RESOURCE = "data/seed-models-2026-08-19.json"
 """Path of the seed catalog inside the ``registry`` package."""
@@ -170,6 +163,15 @@ class Catalog:
             or just ``"stale"`` when the date is unknown or ``age`` is false (the lock
             leaves the age out: it depends on the clock).
         """
+        if self.stale:  # the age depends on the clock
+            return self._describe(age)
+        found: str | None = self.__dict__.get("_described")
+        if found is None:  # every report names the catalog: worked out once
+            found = self._describe(age)
+            object.__setattr__(self, "_described", found)
+        return found
+
+    def _describe(self, age: bool) -> str:
         details: list[str] = []
         if self.origin == "seed" and self.source == _SEED_SOURCE:
             name = self.source
