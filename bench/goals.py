@@ -101,36 +101,90 @@ def _projections(rounds: int, pydantic: Any, examples: Any, projection: Any, bud
         record(f"projection of 10,000 fields, x 1,000 fields ({label})", large / small, 10, "x")
 
 
-def lock_vs_audit(snapshot: Path, root: Path, rounds: int) -> None:
-    """``capc lock``'s work (``spool_lock``, its text written to ``os.devnull``) against
-    ``audit`` for the stages.yaml pairs, a fresh registry each run, interleaved."""
+def lock_vs_audit(snapshot: Path, root: Path, rounds: int, every: Path | None = None) -> None:
+    """``capc lock``'s work against ``capc audit``'s for the same pairs, three ways:
+
+    - in-process, the stages.yaml pairs: ``spool_lock`` (its text written to
+      ``os.devnull``) against ``audit()``, a fresh registry each run (load excluded),
+      interleaved;
+    - in-process, the same for ``every`` (the example stages x every model of the
+      snapshot), when given;
+    - as a user meets it: ``capc lock --output FILE`` against ``capc audit``, fresh
+      processes, interleaved, the stages.yaml pairs (load, imports and output
+      included).
+    """
     from bench.scaling import write_lock_text
     from compiler.artifacts.audit import audit
     from registry.resolve.resolver import Registry
 
-    def load() -> Registry:
-        return Registry.load(metadata=snapshot, models=root / "models.yaml",
-                             stages=root / "stages.yaml")
-
-    def timed(work: Callable[[Registry], Any]) -> float:
-        registry = load()
-        start = time.perf_counter()
-        work(registry)
-        return time.perf_counter() - start
-
     def lock(registry: Registry) -> None:
         write_lock_text(registry, os.devnull)
 
-    timed(audit)
-    timed(lock)
-    audits, locks = [], []
-    for _ in range(max(15, rounds)):  # interleaved, so drift hits both alike; ~10 ms each
-        audits.append(timed(audit))
-        locks.append(timed(lock))
-    a, b = statistics.median(audits), statistics.median(locks)
-    print(f"11. stages.yaml pairs of {snapshot.name}: audit {a * 1e3:.1f} ms, "
+    def compare(stages: Path, samples: int) -> tuple[float, float]:
+        def timed(work: Callable[[Registry], Any]) -> float:
+            registry = Registry.load(metadata=snapshot, models=root / "models.yaml",
+                                     stages=stages)
+            gc.collect()  # the last run's garbage is not this run's to collect
+            start = time.perf_counter()
+            work(registry)
+            return time.perf_counter() - start
+
+        timed(audit)
+        timed(lock)
+        audits, locks = [], []
+        for _ in range(samples):  # interleaved, so drift hits both alike
+            audits.append(timed(audit))
+            locks.append(timed(lock))
+        return statistics.median(audits), statistics.median(locks)
+
+    a, b = compare(root / "stages.yaml", max(15, rounds))
+    print(f"11. stages.yaml pairs of {snapshot.name}, in-process: audit {a * 1e3:.1f} ms, "
           f"lock {b * 1e3:.1f} ms ({b / a:.2f}x)")
-    record("capc lock, x capc audit of the same pairs", b / a, 1.2, "x")
+    record("capc lock, x audit of the same pairs (stages.yaml, in-process)", b / a, 1.2, "x")
+    if every is not None:
+        a, b = compare(every, max(3, rounds // 3))
+        print(f"11. every example stage x every model of {snapshot.name}, in-process: "
+              f"audit {a * 1e3:.0f} ms, lock {b * 1e3:.0f} ms ({b / a:.2f}x)")
+        record("capc lock, x audit of the same pairs (every model, in-process)", b / a, 1.2,
+               "x")
+    a, b = _lock_audit_processes(snapshot, root, max(5, rounds))
+    print(f"11. capc audit of the stages.yaml pairs of {snapshot.name}: {a * 1e3:.0f} ms; "
+          f"capc lock --output FILE: {b * 1e3:.0f} ms ({b / a:.2f}x; fresh processes)")
+    record("capc lock, x capc audit of the same pairs (fresh processes)", b / a, 1.2, "x")
+
+
+def _lock_audit_processes(snapshot: Path, root: Path, samples: int) -> tuple[float, float]:
+    """Median wall seconds of ``capc audit`` and of ``capc lock --output FILE`` (the
+    stages.yaml pairs), each a fresh process, interleaved, after one warm-up each."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["CAPC_OFFLINE"] = "1"
+    with tempfile.TemporaryDirectory(prefix="capc-bench-lock-") as tmp:
+        env["CAPC_CACHE_DIR"] = str(Path(tmp) / "cache")
+        base = [sys.executable, "-m", "compiler"]
+        given = ["--metadata", str(snapshot), "--models", str(root / "models.yaml"),
+                 "--stages", str(root / "stages.yaml")]
+        commands = ([*base, "audit", *given],
+                    [*base, "lock", *given, "--output", str(Path(tmp) / "capc.lock.json")])
+
+        def run(argv: list[str]) -> float:
+            start = time.perf_counter()
+            done = subprocess.run(argv, env=env, cwd=root, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, check=False)
+            took = time.perf_counter() - start
+            if done.returncode not in (0, 1):  # 1: some pair failed, as in the audit
+                raise SystemExit(f"bench: {' '.join(argv)} failed:\n{done.stderr.decode()}")
+            return took
+
+        for argv in commands:
+            run(argv)
+        took: list[list[float]] = [[], []]
+        for _ in range(samples):
+            for index, argv in enumerate(commands):
+                took[index].append(run(argv))
+    return statistics.median(took[0]), statistics.median(took[1])
 
 
 def lock_memory_goal(source: Path) -> None:

@@ -272,7 +272,8 @@ def in_process(snapshot: Path, rounds: int) -> None:
     else:
         print(f"7. pinned-endpoint sweep skipped: {endpoints} is absent")
     projection_measures(rounds)
-    lock_vs_audit(largest, ROOT, rounds)
+    with tempfile.TemporaryDirectory(prefix="capc-bench-every-") as folder:
+        lock_vs_audit(largest, ROOT, rounds, every=_all_models_stages(largest, Path(folder)))
     lock_memory_goal(largest)
     litellm_comparison(rounds, registry)
     audit_page_overhead(snapshot, rounds)

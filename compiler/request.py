@@ -23,7 +23,7 @@ from compiler.passes.budget import estimate_prompt_tokens, tools_tokens
 from compiler.policy import check_refused, warn_for, warns
 from compiler.pricing.book import PriceBook, price_book
 from compiler.reply.repair import content_form
-from compiler.report import Adjustment, AdjustmentReport
+from compiler.report import Adjustment
 from compiler.routes.plan import compile_plan
 from compiler.routes.simulate import model_price_problem, single_routes
 from compiler.routes.single import Single, compile_single
@@ -38,10 +38,8 @@ from registry.resolve.routing import unverifiable
 
 __all__ = ["compile_request", "default_registry"]
 
-#: dataclasses.replace, faster (compiler.memo.evolver): a compile makes several per pair
+#: dataclasses.replace, faster (compiler.memo.evolver): once per attempt of every compile
 _evolve_request = evolver(CompiledRequest)
-_evolve_report = evolver(AdjustmentReport)
-_evolve_single = evolver(Single)
 
 _DEFAULT: dict[str, Registry] = {}
 _INTENTS: weakref.WeakKeyDictionary[Registry, dict[str, Intent]] = weakref.WeakKeyDictionary()
@@ -174,7 +172,7 @@ def _compile(
             raise NoEndpointError(
                 f"provider.max_price rules out {model}: {problem}; OpenRouter would answer "
                 "404 (raise max_price or choose a cheaper model)", model=model, routes=())
-        single = compile_single(registry, intent, base, messages)
+        notes: tuple[str, ...] = ()
         if coverage == "full":
             note = (f"no endpoint data for {model}{_why_no_endpoints(registry, model)}: "
                     "the model-level figures were used, which an endpoint that serves it "
@@ -183,9 +181,8 @@ def _compile(
                 note = (f"the endpoint data of {model} has no tags, so which endpoint "
                         f"provider.only {list(base.provider.get('only') or [])} names "
                         "cannot be checked: the model-level figures were used")
-            report = single.compiled.report
-            single = _evolve_single(single, compiled=_evolve_request(
-                single.compiled, report=_evolve_report(report, notes=(*report.notes, note))))
+            notes = (note,)
+        single = compile_single(registry, intent, base, messages, notes)
         check_refused(intent, single.compiled.report)
         if base.routing_restricted and not base.endpoints:
             rows = single_routes(model, registry.endpoint_caps(model), single.compiled,

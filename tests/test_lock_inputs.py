@@ -163,3 +163,20 @@ def test_writing_follows_symlinks_and_refuses_non_regular(
     assert json.loads(capsys.readouterr().out)["format"] == 2
     assert main(["lock", "--stages", stages, "--output", str(fifo)]) == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_names_imported_from_a_local_package_are_followed_not_from_an_installed_one(
+    tmp_path: Path
+) -> None:
+    """``from pkg import mod`` follows ``pkg/mod.py`` when ``pkg`` is local (here a
+    folder without ``__init__.py``); from the standard library (``json``) a same-named
+    local folder is not what Python imports, so ``json/decoder.py`` is not recorded."""
+    from compiler.artifacts.lock_inputs import contract_modules
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "decoder.py").write_text("Y = 2\n")
+    (tmp_path / "c.py").write_text("from json import decoder\nfrom pkg import mod\n")
+    found = contract_modules("c.py:C", tmp_path)
+    assert found == sorted([(tmp_path / "c.py").resolve(), (tmp_path / "pkg" / "mod.py").resolve()])

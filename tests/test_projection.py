@@ -260,7 +260,7 @@ def test_a_projection_breaking_its_dialect_is_a_bug(monkeypatch: pytest.MonkeyPa
 
 def test_a_projection_that_is_not_json_schema_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
     """The meta-schema check catches a malformed result."""
-    monkeypatch.setattr(projector_module, "nullable", lambda inner: {"anyOf": "broken"})
+    monkeypatch.setattr(projector_module, "nullable", lambda inner, *_: {"anyOf": "broken"})
     projection_module._CACHE.clear()
     with pytest.raises(ProjectionError, match="not valid JSON Schema"):
         project(contract("Order"), DIALECTS["openai-strict"])

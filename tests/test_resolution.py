@@ -261,3 +261,22 @@ def test_shared_sampling_rules_never_cross_models(tmp_path: Path) -> None:
         assert resolved[other].sampling.fixed == {}
         assert resolved[other].sampling is resolved["acme/widget-3"].sampling
         assert resolved[MODEL].sampling is not resolved[other].sampling
+
+
+def test_the_resolve_memo_is_bounded_and_a_dropped_model_resolves_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past ``RESOLVE_MEMO`` resolutions the oldest is dropped (memory stays bounded when
+    every model of a large list is resolved); resolving it again gives an equal result."""
+    from registry.resolve import resolver
+
+    registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    ids = registry.catalog.ids()[:5]
+    first = registry.resolve(ids[0])
+    monkeypatch.setattr(resolver, "RESOLVE_MEMO", 3)
+    for model_id in ids[1:]:
+        registry.resolve(model_id)
+    assert len(registry._cache) == 3
+    assert (ids[0], None, "", None) not in registry._cache
+    again = registry.resolve(ids[0])
+    assert again is not first and again == first

@@ -77,6 +77,14 @@ def _excluded_prefixes() -> tuple[str, ...]:
     return tuple(os.path.join(os.path.normcase(str(r)), "") for r in _excluded_roots())
 
 
+@functools.lru_cache(maxsize=4)
+def _path_roots(path: tuple[str, ...], cwd: str) -> tuple[Path, ...]:
+    """The entries of ``sys.path`` resolved (relative ones against ``cwd``): a walk is
+    made per contract, and each resolve follows every link. The path and the working
+    folder are the key, so a changed one is resolved again."""
+    return tuple(Path(entry).resolve() for entry in path if entry)
+
+
 def _is_local(path: Path, excluded: tuple[str, ...]) -> bool:
     return path.suffix == ".py" and not os.path.normcase(str(path)).startswith(excluded)
 
@@ -131,6 +139,20 @@ def _imports(path: Path) -> list[tuple[str, int, list[str]]]:
     return found  # in another order than ast.walk's: the callers keep a sorted set
 
 
+def _may_hold_local(module: str, found: Path | None, excluded: tuple[str, ...]) -> bool:
+    """Whether ``from module import name`` can name a local file ``module/name.py``.
+
+    Not when ``module`` is the standard library's or an installed distribution's:
+    Python looks for its submodules only inside it (a regular package found anywhere on
+    ``sys.path`` wins over a same-named folder without ``__init__.py``), so a name is
+    an attribute or a submodule of a file that is not local either way, and is not
+    looked for (most of a walk's file probes were these names).
+    """
+    if found is None:  # not found as a file: a builtin module, or a namespace package
+        return module.split(".", 1)[0] not in sys.stdlib_module_names
+    return _is_local(found, excluded)
+
+
 def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
     """Return the contract's source file and every local module it imports, transitively.
 
@@ -145,7 +167,7 @@ def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
     if spec is None:
         return []
     module = spec.split(":", 1)[0]
-    roots = [base_dir.resolve(), *(Path(p).resolve() for p in sys.path if p)]
+    roots = [base_dir.resolve(), *_path_roots(tuple(sys.path), os.getcwd())]
     start = (base_dir / module).resolve() if module.endswith(".py") else _resolve(
         module, base_dir.resolve(), roots)
     if start is None or not start.is_file():
@@ -167,8 +189,10 @@ def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
                 targets = [f"{name}.{n}" if name else n for n in names] + ([name] if name else [])
                 hits = [_resolve(t, anchor, []) for t in targets]
             else:
-                hits = [_resolve(name, package, roots)]
-                hits += [_resolve(f"{name}.{n}", package, roots) for n in names]
+                found = _resolve(name, package, roots)
+                hits = [found]
+                if _may_hold_local(name, found, excluded):
+                    hits += [_resolve(f"{name}.{n}", package, roots) for n in names]
             todo.extend(h for h in hits if h is not None and _is_local(h, excluded))
     return sorted(seen)
 
@@ -254,16 +278,24 @@ def _endpoints_record(
 
 
 def _metadata_record(registry: Registry) -> dict[str, Any]:
+    """The models list's record: the SHA-256 of the bytes the catalog was parsed from
+    (``Catalog.sha256``, hashed beside the load), else of the file as it is now."""
     catalog = registry.catalog
     if catalog.origin == "seed":
         from registry.metadata.catalog import SEED_RESOURCE
 
+        read = catalog.sha256()
+        if read is not None:
+            return {"source": _SEED, "sha256": read}
         resource = importlib.resources.files("registry").joinpath(SEED_RESOURCE)
         with importlib.resources.as_file(resource) as path:
             return {"source": _SEED, "sha256": _sha256_file(path)}
     if catalog.origin == "file":
         from urllib.parse import unquote, urlparse
 
+        read = catalog.sha256()
+        if read is not None:
+            return {"source": _name(catalog.source), "sha256": read}
         location = catalog.source
         if location.startswith("file://"):
             location = unquote(urlparse(location).path)

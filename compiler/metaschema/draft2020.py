@@ -21,7 +21,8 @@ flags are booleans; ``enum`` and ``examples`` are arrays. Keywords whose check n
 URI or anchor grammar (``$id``, ``$schema``, ``$anchor``, ``$vocabulary``, ...) are
 not vouched for, except ``$ref``/``$dynamicRef`` values that are local JSON Pointers
 such as ``#/$defs/Item``. Values must be plain ``dict``/``list``/``str``/``int``/
-``float``/``bool`` (JSON as ``json.loads`` builds it); anything else is not vouched for.
+``float``/``bool`` (JSON as ``json.loads`` builds it), or the read-only ``dict`` and
+``list`` subclasses the caller names (``frozen``); anything else is not vouched for.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ _NOT_VOUCHED = frozenset({"$id", "$schema", "$anchor", "$dynamicAnchor", "$vocab
 _LOCAL_REF = re.compile(r"#(?:/[A-Za-z0-9_.~$\-]*)*\Z")
 
 
-def _distinct_strings(value: Any) -> bool:
-    return (type(value) is list and all(type(v) is str for v in value)
+def _distinct_strings(value: Any, lists: tuple[type, ...]) -> bool:
+    return (type(value) in lists and all(type(v) is str for v in value)
             and len(set(value)) == len(value))
 
 
@@ -107,28 +108,29 @@ def format_checker() -> Any:
     return checker
 
 
-def _keyword_ok(key: str, value: Any, stack: list[Any]) -> bool:
+def _keyword_ok(key: str, value: Any, stack: list[Any], dicts: tuple[type, ...],
+                lists: tuple[type, ...]) -> bool:
     """Whether one keyword's value is certainly valid; subschemas go on ``stack``."""
     if key in _ONE:
         stack.append(value)
         return True
     if key in _MAP:
-        if type(value) is not dict:
+        if type(value) not in dicts:
             return False
         stack.extend(value.values())
         return True
     if key in _ARRAY:
-        if type(value) is not list or not value:
+        if type(value) not in lists or not value:
             return False
         stack.extend(value)
         return True
     if key == "type":
         if type(value) is str:
             return value in _SIMPLE_TYPES
-        return (type(value) is list and bool(value) and _distinct_strings(value)
+        return (type(value) in lists and bool(value) and _distinct_strings(value, lists)
                 and all(v in _SIMPLE_TYPES for v in value))
     if key == "required":
-        return _distinct_strings(value)
+        return _distinct_strings(value, lists)
     if key in _COUNTS:
         return type(value) is int and value >= 0
     if key in _NUMBERS:
@@ -138,28 +140,33 @@ def _keyword_ok(key: str, value: Any, stack: list[Any]) -> bool:
     if key in _FLAGS:
         return type(value) is bool
     if key in _ARRAYS:
-        return type(value) is list
+        return type(value) in lists
     if key in ("$ref", "$dynamicRef"):
         return type(value) is str and _LOCAL_REF.match(value) is not None
     if key == "pattern":
         return _compiles(value)
     if key == "patternProperties":
-        if type(value) is not dict or not all(_compiles(k) for k in value):
+        if type(value) not in dicts or not all(_compiles(k) for k in value):
             return False
         stack.extend(value.values())
         return True
     if key == "multipleOf":
         return type(value) in (int, float) and value > 0
     if key == "dependentRequired":
-        return type(value) is dict and all(_distinct_strings(v) for v in value.values())
+        return type(value) in dicts and all(_distinct_strings(v, lists) for v in value.values())
     return key in _UNCONSTRAINED or key not in _NOT_VOUCHED
 
 
-def vouch(schema: Any) -> bool:
+def vouch(schema: Any, frozen: tuple[type, type] | None = None) -> bool:
     """Whether the draft 2020-12 meta-schema certainly accepts ``schema``.
 
     Args:
         schema: a JSON Schema document (a ``dict`` or a boolean), as plain JSON data.
+        frozen: a read-only ``(dict subclass, list subclass)`` pair to take as ``dict``
+            and ``list`` too (the projection passes
+            :class:`~compiler.schema.frozen_json.FrozenDict` and ``FrozenList``, which
+            override only mutation, so jsonschema reads them as it reads ``dict`` and
+            ``list``); any other subclass is still not vouched for.
 
     Returns:
         ``True``: valid, ``Draft202012Validator.check_schema`` would raise nothing.
@@ -172,30 +179,34 @@ def vouch(schema: Any) -> bool:
     >>> vouch({"type": "object", "required": ["n", "n"]})
     False
     """
+    dicts: tuple[type, ...] = (dict,) if frozen is None else (dict, frozen[0])
+    lists: tuple[type, ...] = (list,) if frozen is None else (list, frozen[1])
     stack: list[Any] = [schema]
     while stack:
         node = stack.pop()
         if type(node) is bool:
             continue
-        if type(node) is not dict:
+        if type(node) not in dicts:
             return False
         for key, value in node.items():
-            if type(key) is not str or not _keyword_ok(key, value, stack):
+            if type(key) is not str or not _keyword_ok(key, value, stack, dicts, lists):
                 return False
     return True
 
 
-def meta_schema_error(schema: Any) -> str | None:
+def meta_schema_error(schema: Any, frozen: tuple[type, type] | None = None) -> str | None:
     """Check ``schema`` against the draft 2020-12 meta-schema: :func:`vouch`, then, for
     a schema it does not vouch for, jsonschema's ``Draft202012Validator.check_schema``.
 
     Args:
         schema: a JSON Schema document.
+        frozen: the read-only ``(dict subclass, list subclass)`` pair :func:`vouch`
+            takes as ``dict`` and ``list`` too, if any.
 
     Returns:
         ``None`` when valid, else ``"at JSON_PATH: message"`` (jsonschema's own words).
     """
-    if vouch(schema):
+    if vouch(schema, frozen):
         return None
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]

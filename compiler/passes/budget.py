@@ -22,6 +22,7 @@ from typing import Any
 from compiler.errors import PromptTooLongError
 from compiler.passes.answer import fit_answer
 from compiler.passes.draft import Draft
+from compiler.schema.frozen_json import FrozenDict
 from compiler.tools.media import media_tokens, vendor_rule
 
 __all__ = [
@@ -92,8 +93,32 @@ def tools_tokens(tools: Iterable[Mapping[str, Any]] | None) -> int:
         function = entry.get("function") if isinstance(entry, Mapping) else None
         shown: Any = entry if not isinstance(function, Mapping) else {
             key: function[key] for key in ("name", "description", "parameters") if key in function}
-        chars += len(json.dumps(shown, separators=(",", ":"), ensure_ascii=False, default=str))
+        parameters = shown.get("parameters") if type(shown) is dict else None
+        if type(parameters) is FrozenDict:  # a projected schema, shared: sized once
+            shown["parameters"] = 0  # one character in place of the schema's text
+            chars += len(_compact(shown)) - 1 + _frozen_length(parameters)
+        else:
+            chars += len(_compact(shown))
     return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)``, with
+#: one encoder made once (``json.dumps`` makes one per call for these options)
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
+#: characters of the compact JSON of read-only schemas, by identity (each kept alive
+#: beside its figure, so an id is not reused while it is here); bounded
+_LENGTHS: dict[int, tuple[FrozenDict, int]] = {}
+
+
+def _frozen_length(value: FrozenDict) -> int:
+    found = _LENGTHS.get(id(value))
+    if found is None or found[0] is not value:
+        if len(_LENGTHS) >= 256:
+            _LENGTHS.clear()
+        found = _LENGTHS[id(value)] = (value, len(_compact(value)))
+    return found[1]
 
 
 def prompt_tokens(

@@ -141,21 +141,26 @@ def apply_endpoints(draft: Draft) -> None:
         return
     why = "no allowed endpoint supports the whole parameter set; lowest precedence dropped first"
     marks = (len(draft.adjustments), dict(draft.params), draft.reasoning_on)
-    if not _served(draft):
+    served = _served(draft)  # worked out again after each change of the body only
+    if not served:
         sampled = [name for name, _ in draft.intent.sampling if name in draft.params]
         for name in reversed(sampled):
             _drop(draft, name, why)
-            if _served(draft):
+            served = _served(draft)
+            if served:
                 break
-    if not _served(draft) and "reasoning" in draft.params:
+    if not served and "reasoning" in draft.params:
         _drop(draft, "reasoning", why)
         draft.reasoning_on = not draft.model.reasoning.can_disable
+        served = _served(draft)
     downgraded = False
-    while not _served(draft) and _downgrade_output(draft):
+    while not served and _downgrade_output(draft):
         downgraded = True
-    if downgraded and _served(draft):
+        served = _served(draft)
+    if downgraded and served:
         _restore(draft, *marks)
-    if not _served(draft):
+        served = _served(draft)
+    if not served:
         extras = [k for k in draft.params if k not in _LENGTH_KEYS]
         for key in extras:
             _drop(draft, key, why)

@@ -126,12 +126,12 @@ def _provider_for(
     return provider
 
 
-def _patched(
-    single: Single, index: int, total: int, group: Sequence[EndpointCaps],
-    caps: Sequence[EndpointCaps], first: Single | None,
-) -> Single:
-    """Route ``single`` to ``group`` only, and report why (and how it differs)."""
-    compiled = single.compiled
+def _patch(
+    compiled: CompiledRequest, index: int, total: int, group: Sequence[EndpointCaps],
+    caps: Sequence[EndpointCaps], first: CompiledRequest | None,
+) -> tuple[dict[str, Any], list[Adjustment]]:
+    """Route ``compiled`` to ``group`` only: its body so routed, and the report rows that
+    say why (and how it differs from ``first``)."""
     body = dict(compiled.body)
     old = dict(body.get("provider") or {})
     provider = _provider_for(old, group, caps)
@@ -150,13 +150,42 @@ def _patched(
             _evidence(model, group)))
     if first is not None:
         extra.append(Adjustment(
-            "route.attempt_differs", "provider.only", first.compiled.rung, compiled.rung,
+            "route.attempt_differs", "provider.only", first.rung, compiled.rung,
             "these endpoints cannot take the first attempt's body: "
-            + "; ".join(_differences(first.compiled, compiled)),
+            + "; ".join(_differences(first, compiled)),
             _evidence(model, group)))
-    report = replace(compiled.report, adjustments=(*compiled.report.adjustments, *extra))
-    return replace(single, compiled=replace(compiled, body=body, report=report,
-                                            endpoints=tuple(_slug(e) for e in group)))
+    return body, extra
+
+
+def _finished(
+    single: Single, index: int, total: int, group: Sequence[EndpointCaps],
+    caps: Sequence[EndpointCaps], first: CompiledRequest | None, patch: bool,
+    notes: Sequence[Adjustment], extra: Sequence[str], later: tuple[CompiledRequest, ...],
+    routes: tuple[RouteRow, ...] | None,
+) -> Single:
+    """One attempt as the plan sends it, every change made in one copy of the request
+    (and one of its report): routed to ``group`` (``patch``; else only naming it),
+    ``notes`` added to its adjustments and ``extra`` to its report notes, carrying the
+    attempts after it (``later``) and, for the first, the route table (``routes``)."""
+    compiled = single.compiled
+    report = compiled.report
+    changes: dict[str, Any] = {"attempts": later}
+    if routes is not None:
+        changes["routes"] = routes
+    adjustments = report.adjustments
+    if patch:
+        changes["body"], added = _patch(compiled, index, total, group, caps, first)
+        adjustments = (*adjustments, *added)
+        changes["endpoints"] = tuple(_slug(e) for e in group)
+    elif not compiled.endpoints:
+        changes["endpoints"] = tuple(_slug(e) for e in group)
+    if notes:
+        adjustments = (*adjustments, *notes)
+    if adjustments is not report.adjustments or extra:
+        changes["report"] = replace(report, adjustments=adjustments,
+                                    notes=(*report.notes, *extra) if extra else report.notes)
+    return Single(replace(compiled, **changes), single.instructions_text,
+                  single.prompt_ceiling, single.prompt_tokens)
 
 
 def _differences(first: CompiledRequest, this: CompiledRequest) -> list[str]:
@@ -263,35 +292,27 @@ def compile_plan(
                   for s, g in groups]
     groups.sort(key=lambda item: _strength(item[0], item[1]))
     whole = len(groups) == 1 and not exclusions
-    singles: list[Single] = []
-    for index, (single, group) in enumerate(groups):
-        if not (pinned or whole):
-            single = _patched(single, index, len(groups), group, caps,
-                              singles[0] if singles else None)
-        elif not single.compiled.endpoints:
-            single = replace(single, compiled=replace(
-                single.compiled, endpoints=tuple(_slug(e) for e in group)))
-        if notes:
-            report = single.compiled.report
-            single = replace(single, compiled=replace(single.compiled, report=replace(
-                report, adjustments=(*report.adjustments, *notes))))
-        singles.append(single)
     extra = [f"{slug} matches no endpoint of {base.id}; OpenRouter skips it"
              for slug in unmatched_slugs(caps, provider)]
     if provider.get("data_collection") == "deny" or provider.get("zdr"):
         extra.append("provider.data_collection / zdr are passed to OpenRouter unchecked: "
                      "the endpoint data publishes no data policy")
-    if extra:
-        singles = [replace(s, compiled=replace(s.compiled, report=replace(
-            s.compiled.report, notes=(*s.compiled.report.notes, *extra)))) for s in singles]
-    rows = _rows(caps, groups, singles, rows_out)
+    # (the rung and length limit of each attempt, which the rows read, and the body
+    # apart from its provider, which the differences read, are the same before routing)
+    rows = _rows(caps, groups, [s for s, _ in groups], rows_out)
+    first = groups[0][0].compiled
     # each attempt carries the attempts after it, so a runtime can follow the plan from
     # any of them (after_error -> next_attempt); the first also carries the route table
-    later: list[CompiledRequest] = []
-    for single in reversed(singles[1:]):
-        later.insert(0, replace(single.compiled, attempts=tuple(later)))
-    first = replace(singles[0].compiled, attempts=tuple(later), routes=rows)
-    return Plan(first, tuple(singles), not prompt_excluded)
+    later: tuple[CompiledRequest, ...] = ()
+    singles: list[Single] = []
+    for index in range(len(groups) - 1, -1, -1):
+        single, group = groups[index]
+        single = _finished(single, index, len(groups), group, caps, first if index else None,
+                           not (pinned or whole), notes, extra, later,
+                           rows if index == 0 else None)
+        singles.insert(0, single)
+        later = (single.compiled, *later)
+    return Plan(singles[0].compiled, tuple(singles), not prompt_excluded)
 
 
 def _checked(

@@ -54,8 +54,10 @@ def compile_single(
     intent: Intent,
     resolved: ResolvedModel,
     messages: Sequence[Mapping[str, Any]],
+    notes: tuple[str, ...] = (),
 ) -> Single:
-    """Run every pass for ``resolved`` and render the body.
+    """Run every pass for ``resolved`` and render the body; ``notes`` go last in the
+    report of the body (not in that of a refusal).
 
     Raises:
         ProjectionError: the contract cannot be projected.
@@ -78,6 +80,7 @@ def compile_single(
     apply_sampling(draft)
     apply_endpoints(draft)
     body = _render(draft)
+    own = tuple(n for n in (registry.catalog.note, *_assumptions(resolved), *draft.notes) if n)
     report = AdjustmentReport(
         stage=intent.stage,
         model=resolved.id,
@@ -88,8 +91,7 @@ def compile_single(
         adjustments=tuple(draft.adjustments),
         shown_sha256=draft.shown_sha256,
         enforced_sha256=draft.enforced_sha256 if draft.rung in ("schema", "tool") else None,
-        notes=tuple(n for n in (registry.catalog.note, *_assumptions(resolved), *draft.notes)
-                    if n),
+        notes=own if draft.impossible is not None or not notes else (*own, *notes),
         tool_hashes=tuple((t.tool.name, t.sha256) for t in draft.tools),
     )
     if draft.impossible is not None:

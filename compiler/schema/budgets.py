@@ -29,7 +29,7 @@ from typing import Any
 
 from compiler.errors import ProjectionError
 from compiler.guards.regex_shape import backtracking_risk
-from compiler.schema.walk import escape_pointer, schema_slot, walk_schema
+from compiler.schema.walk import escape_pointer, iter_schemas, schema_slot, walk_schema
 
 __all__ = ["DEFAULT_BUDGET", "REFERENCE_KEYWORDS", "BudgetCounter", "ProjectionBudget",
            "alias_cycles", "backtracking_patterns", "lone_surrogates", "non_finite_numbers",
@@ -109,8 +109,7 @@ class BudgetCounter:
 
 
 def _data_bytes(value: Any, room: int) -> int:
-    """About the compact JSON size of ``value`` in UTF-8 bytes, counted up to ``room``
-    (the walk stops once past it, so a huge value costs no more than the budget)."""
+    """About the compact JSON size of ``value`` in UTF-8 bytes, counted up to ``room`` only."""
     if isinstance(value, int | float) or value is None:  # a number, a boolean or null
         return len(str(value)) + 1
     total = 0
@@ -160,7 +159,8 @@ def source_problems(schema: Mapping[str, Any], budget: ProjectionBudget) -> Iter
     ...     print(problem[:58])
     external $recursiveRef 'https://x.example/s' at /dependenc
     """
-    for count, (pointer, node) in enumerate(walk_schema(schema), start=1):
+    located = walk_schema(schema) if _located(schema, budget) else ()  # pointers if needed
+    for count, (pointer, node) in enumerate(located, start=1):
         if count > budget.nodes:
             yield (f"{pointer or '/'}: the contract's schema has more than {budget.nodes:,} "
                    "schema nodes (the projection budget, docs/contracts.md); split the "
@@ -172,6 +172,18 @@ def source_problems(schema: Mapping[str, Any], budget: ProjectionBudget) -> Iter
                        "schema must be self-contained (local '#/...' references only); "
                        "define the referenced schema under $defs")
     yield from alias_cycles(schema)
+
+
+def _located(schema: Mapping[str, Any], budget: ProjectionBudget) -> bool:
+    """Whether a node is over the budget or a reference external (no pointer per node)."""
+    for count, node in enumerate(iter_schemas(schema), start=1):
+        if count > budget.nodes or ("discriminator" in node and any(
+                not ref.startswith("#") for _, _, ref in _references("", node))):
+            return True
+        for keyword in REFERENCE_KEYWORDS:  # an odd (non-string) value: walk to be sure
+            if not str(node.get(keyword, "#")).startswith("#"):
+                return True
+    return False
 
 
 def _references(pointer: str, node: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
@@ -204,6 +216,8 @@ def alias_cycles(schema: Mapping[str, Any]) -> Iterator[str]:
     >>> print(next(alias_cycles({"$defs": defs}))[:34])
     /$defs/A: $defs alias cycle A -> A
     """
+    if not any("$ref" in node or "allOf" in node for node in iter_schemas(schema)):
+        return  # no node has an edge (and no pointer per node is made)
     nodes: dict[str, Any] = {f"#{at}": node for at, node in walk_schema(schema)}
     # only a node with a $ref or an allOf can be on a cycle: the others have no edges
     edges = {ref: targets for ref, node in nodes.items() if "$ref" in node or "allOf" in node

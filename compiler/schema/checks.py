@@ -17,6 +17,7 @@ from typing import Any
 from compiler.errors import ProjectionError
 from compiler.metaschema.draft2020 import meta_schema_error
 from compiler.schema.dialects import Dialect
+from compiler.schema.frozen_json import FrozenDict, FrozenList
 from compiler.schema.walk import (
     LocalRefs,
     escape_pointer,
@@ -237,6 +238,11 @@ def untyped_schemas(schema: Mapping[str, Any]) -> list[str]:
     /properties/b: an array without items accepts any item
     """
     found: list[str] = []
+    for node in iter_schemas(schema):  # first without pointers: most schemas have none
+        if _maybe_untyped(node):
+            break
+    else:
+        return found
     for pointer, node in walk_schema(schema):
         at = pointer or "/"
         if not any(key in node for key in _SAYS_WHAT):
@@ -251,6 +257,16 @@ def untyped_schemas(schema: Mapping[str, Any]) -> list[str]:
                 where = pointer + "".join("/" + escape_pointer(segment) for segment in path)
                 found.append(f"{where}: the 'true' schema accepts any JSON value")
     return found
+
+
+def _maybe_untyped(node: Mapping[str, Any]) -> bool:
+    """Whether :func:`untyped_schemas` may find something at ``node`` (conservative)."""
+    if "type" not in node and not ("enum" in node or "const" in node or "anyOf" in node
+                                   or "$ref" in node):
+        return True
+    kind = node.get("type")
+    return ((kind == "array" or (isinstance(kind, list) and "array" in kind))
+            and "items" not in node) or may_hold_true(node)
 
 
 def check_dialect(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
@@ -295,6 +311,11 @@ def _rule_problems(schema: Mapping[str, Any], dialect: Dialect) -> list[str]:
         problems.append("/: the root must be 'type: object'")
     if not dialect.root_anyof_allowed and ("anyOf" in schema or "oneOf" in schema):
         problems.append("/: the root must not be a union (anyOf/oneOf)")
+    for node in iter_schemas(schema):  # first without pointers: a conforming schema has none
+        if next(_node_problems("", node, dialect), None) is not None:
+            break
+    else:
+        return problems
     for pointer, node in walk_schema(schema):
         at = pointer or "/"
         problems.extend(_node_problems(at, node, dialect))
@@ -338,7 +359,8 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
     """Check a projected schema against the JSON Schema meta-schema (draft 2020-12) and,
     when nothing blocks enforcement, the dialect's own rules.
 
-    The meta-schema check is :func:`compiler.metaschema.draft2020.meta_schema_error`.
+    The meta-schema check is :func:`compiler.metaschema.draft2020.meta_schema_error`
+    (``FrozenDict`` and ``FrozenList`` read as ``dict`` and ``list``).
     Of :func:`check_dialect`, only the root and per-node rules run: its other checks
     (untyped schemas, recursion, size limits) are blockers themselves, found on this
     same schema by the projector, so with no blocker they are known to pass.
@@ -355,7 +377,7 @@ def verify_projected(schema: Mapping[str, Any], dialect: Dialect, blockers: list
         ProjectionError: the schema is not valid JSON Schema, or breaks the dialect's
             rules although nothing blocks enforcement (a bug in a rewrite step).
     """
-    error = meta_schema_error(schema)
+    error = meta_schema_error(schema, (FrozenDict, FrozenList))
     if error is not None:
         raise ProjectionError(
             f"internal error: the {dialect.name} projection is not valid JSON Schema {error}")

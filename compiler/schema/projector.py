@@ -15,12 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.errors import ProjectionError
-from compiler.schema.budgets import (
-    DEFAULT_BUDGET,
-    BudgetCounter,
-    ProjectionBudget,
-    source_problems,
-)
+from compiler.schema.budgets import DEFAULT_BUDGET, BudgetCounter, ProjectionBudget, source_problems
 from compiler.schema.checks import (
     is_object_schema,
     limit_violations,
@@ -29,9 +24,16 @@ from compiler.schema.checks import (
     verify_projected,
 )
 from compiler.schema.dialects import Dialect
-from compiler.schema.frozen_json import canonical_sha256, freeze_json, freeze_owned, thaw_json
+from compiler.schema.frozen_json import (
+    FrozenDict,
+    FrozenList,
+    canonical_sha256,
+    freeze_json,
+    indent_json,
+)
 from compiler.schema.projected import WRAP_PROPERTY, Projection, SchemaChange
 from compiler.schema.rewrites import (
+    NULL_SCHEMA,
     ONLY_REMOVED,
     accepts_null,
     is_pure_union,
@@ -73,6 +75,7 @@ class Projector:
         self.nullable: set[tuple[str, ...]] = set()
         self.blocked: list[str] = []  # open objects and blocking drops, in schema order
         self.defs_wanted: list[str] = []
+        self.shared: dict[tuple[str, str], FrozenList] = {}  # nullable()'s anyOf lists
 
     # ----------------------------------------------------------------- driver
 
@@ -81,14 +84,14 @@ class Projector:
         d = self.dialect
         wrap = self._needs_wrap()
         body_path: tuple[str, ...] = ("properties", WRAP_PROPERTY) if wrap else ()
-        body = self._node(self.source, "", body_path, root=True,
-                          inline_ref=d.root_must_be_object and not wrap)
+        body = self._build(self.source, "", body_path, root=True,
+                           inline_ref=d.root_must_be_object and not wrap)
         defs = self._definitions()
         if wrap:
             schema: dict[str, Any] = {
                 "type": "object",
-                "properties": {WRAP_PROPERTY: body},
-                "required": [WRAP_PROPERTY],
+                "properties": FrozenDict({WRAP_PROPERTY: self._freeze(body)}),
+                "required": FrozenList([WRAP_PROPERTY]),
             }
             if d.closed_objects:
                 schema["additionalProperties"] = False
@@ -98,14 +101,15 @@ class Projector:
         else:
             schema = body  # the root of a pydantic schema is always an object
         if defs:
-            schema["$defs"] = defs
-        blockers = self._blockers(schema)
-        verify_projected(schema, d, blockers)
-        frozen = freeze_owned(schema)  # the plain tree is ours and dropped here
+            schema["$defs"] = FrozenDict(defs)
+        frozen = FrozenDict(schema)  # each node below was frozen as it was built
+        del schema, body
+        blockers = self._blockers(frozen)
+        verify_projected(frozen, d, blockers)
         return Projection(
             dialect=d.name,
             schema=frozen,
-            schema_json=json.dumps(frozen, indent=2, ensure_ascii=False),
+            schema_json=indent_json(frozen),
             sha256=canonical_sha256(frozen),
             changes=tuple(self.changes),
             wrapped_root=WRAP_PROPERTY if wrap else None,
@@ -138,7 +142,7 @@ class Projector:
             done[name] = self._node(raw[name], "/$defs/" + escape_pointer(name), ("$defs", name))
         return {name: done[name] for name in raw if name in done}
 
-    def _blockers(self, schema: dict[str, Any]) -> list[str]:
+    def _blockers(self, schema: Mapping[str, Any]) -> list[str]:
         d = self.dialect
         blockers = list(self.blocked)
         refs = LocalRefs(schema)
@@ -165,9 +169,18 @@ class Projector:
 
     # ----------------------------------------------------------------- one node
 
-    def _node(self, node: Any, ptr: str, path: tuple[str, ...], *, root: bool = False,
-              inline_ref: bool = False) -> Any:
-        """Project one schema node; ``ptr`` points into the contract, ``path`` into the output."""
+    def _node(self, node: Any, ptr: str, path: tuple[str, ...]) -> Any:
+        """Project one schema node below the root, read-only (:meth:`_build`, frozen)."""
+        return self._freeze(self._build(node, ptr, path))
+
+    @staticmethod
+    def _freeze(built: Any) -> Any:  # a node from _build: its values are read-only already
+        return FrozenDict(built) if type(built) is dict else built
+
+    def _build(self, node: Any, ptr: str, path: tuple[str, ...], *, root: bool = False,
+               inline_ref: bool = False) -> Any:
+        """Project one schema node (``ptr`` points into the contract, ``path`` into the output)
+        to a boolean, or a plain ``dict`` of read-only values that its caller freezes."""
         if isinstance(node, bool):
             return node
         if not isinstance(node, Mapping):
@@ -187,14 +200,14 @@ class Projector:
                 self._change("schema.refs_inlined", ptr, ref, None,
                              f"{why}; the definition is inlined here")
                 merged = merge_ref_siblings(node, self.refs.lookup(ref), ptr)
-                return self._node(merged, ptr, path, root=root)
+                return self._build(merged, ptr, path, root=root)
             self._want_definition(ref, ptr)
         all_of = node.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1 and not self._keeps("allOf"):
             self._change("schema.allof_merged", ptr + "/allOf", "allOf", None,
                          f"{d.name} does not support allOf; its one entry is merged in")
             rest = {key: value for key, value in node.items() if key != "allOf"}
-            return self._node(merge_ref_siblings(rest, all_of[0], ptr), ptr, path, root=root)
+            return self._build(merge_ref_siblings(rest, all_of[0], ptr), ptr, path, root=root)
 
         out: dict[str, Any] = {}
         dropped: list[tuple[str, Any]] = []
@@ -222,7 +235,7 @@ class Projector:
                              f"{d.name} does not support 'discriminator'; each branch's own "
                              "constant tag still tells them apart")
             elif key == "const" and not self._keeps(key) and self._keeps("enum"):
-                out["enum"] = [thaw_json(value)]
+                out["enum"] = FrozenList([freeze_json(value)])
                 self._change("schema.const_to_enum", at, {"const": value}, {"enum": [value]},
                              f"{d.name} does not support 'const'; a one-value enum says the same")
             elif (refusal := self._refusal(key, value)) is not None:
@@ -238,7 +251,7 @@ class Projector:
                     why += "; restated in the description and still checked on the reply"
                 self._change(kind, at, value, None, why)
             elif key == "properties" and isinstance(value, Mapping):
-                out[key] = self._properties(node, value, ptr, path)
+                out[key] = FrozenDict(self._properties(node, value, ptr, path))
             else:
                 out[key] = self._sub(key, value, at, (*path, key))
         if dropped and self._keeps("description"):
@@ -270,11 +283,12 @@ class Projector:
         if slot == "one":
             return self._node(value, at, path)
         if slot == "list":
-            return [self._node(item, f"{at}/{i}", (*path, str(i))) for i, item in enumerate(value)]
+            return FrozenList([self._node(item, f"{at}/{i}", (*path, str(i)))
+                               for i, item in enumerate(value)])
         if slot == "map":
-            return {name: self._node(item, f"{at}/{escape_pointer(name)}", (*path, name))
-                    for name, item in value.items()}
-        return thaw_json(value)
+            return FrozenDict({name: self._node(item, f"{at}/{escape_pointer(name)}",
+                                                (*path, name)) for name, item in value.items()})
+        return freeze_json(value)
 
     def _refusal(self, key: str, value: Any) -> tuple[str, str] | None:
         d = self.dialect
@@ -312,30 +326,30 @@ class Projector:
         listed = node.get("required", ())
         required = set(listed) if isinstance(listed, list | tuple) else listed  # O(1) lookups
         out: dict[str, Any] = {}
+        why = (f"{d.name} requires every property to be required; the optional field is "
+               "sent as required")  # each reason made once, not once per property
+        same, new = (f"{why}; it already accepts null, so a null reply stays null",
+                     f"{why} and nullable; a null reply means absent, so the contract's "
+                     "default applies")
         for name, sub in props.items():
             at = f"{ptr}/properties/{escape_pointer(name)}"
             here = (*path, "properties", name)
             if not d.all_required or name in required:
                 out[name] = self._node(sub, at, here)
                 continue
-            why = (f"{d.name} requires every property to be required; the optional field is "
-                   "sent as required")
             if accepts_null(sub, self.refs.lookup):
                 out[name] = self._node(sub, at, here)
                 self._change("schema.made_required_nullable", at, "optional",
-                             "required (already nullable)",
-                             f"{why}; it already accepts null, so a null reply stays null")
+                             "required (already nullable)", same)
                 continue
             self.nullable.add(here)
             if isinstance(sub, Mapping) and is_pure_union(sub, d):
-                projected = self._node(sub, at, here)  # append the null branch: paths stay put
-                projected["anyOf"] = [*projected["anyOf"], {"type": "null"}]
+                projected = self._build(sub, at, here)  # append the null branch: paths stay put
+                projected["anyOf"] = FrozenList([*projected["anyOf"], NULL_SCHEMA])
+                out[name] = FrozenDict(projected)
             else:
-                projected = nullable(self._node(sub, at, (*here, "anyOf", "0")))
-            out[name] = projected
-            self._change("schema.made_required_nullable", at, "optional", "required, nullable",
-                         f"{why} and nullable; a null reply means absent, so the contract's "
-                         "default applies")
+                out[name] = nullable(self._build(sub, at, (*here, "anyOf", "0")), self.shared)
+            self._change("schema.made_required_nullable", at, "optional", "required, nullable", new)
         return out
 
     def _require_all(self, out: dict[str, Any]) -> None:
@@ -345,13 +359,13 @@ class Projector:
         before = list(out.get("required", []))
         required = [*props, *(name for name in before if name not in props)]
         if "required" in out:
-            out["required"] = required
+            out["required"] = FrozenList(required)
             return
         rebuilt: dict[str, Any] = {}
         for key, value in out.items():
             rebuilt[key] = value
             if key == "properties":
-                rebuilt["required"] = required
+                rebuilt["required"] = FrozenList(required)
         out.clear()
         out.update(rebuilt)
 

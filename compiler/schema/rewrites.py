@@ -13,10 +13,11 @@ from typing import Any
 
 from compiler.errors import ProjectionError
 from compiler.schema.dialects import Dialect
+from compiler.schema.frozen_json import FrozenDict, FrozenList
 
 __all__ = [
-    "ANNOTATIONS", "ONLY_REMOVED", "accepts_null", "is_pure_union", "merge_ref_siblings",
-    "nullable",
+    "ANNOTATIONS", "NULL_SCHEMA", "ONLY_REMOVED", "accepts_null", "is_pure_union",
+    "merge_ref_siblings", "nullable",
 ]
 
 ANNOTATIONS = frozenset({
@@ -84,10 +85,36 @@ def accepts_null(node: Any, lookup: Callable[[str], Any], depth: int = 0) -> boo
     return True
 
 
-def nullable(inner: Any) -> dict[str, Any]:
-    """Return ``{"anyOf": [inner, {"type": "null"}]}``, the title and description moved out."""
+NULL_SCHEMA = FrozenDict(type="null")
+"""The ``{"type": "null"}`` branch every nullable property gets: one read-only object,
+shared by every projection (one tracked object less per optional property)."""
+
+
+def nullable(inner: Any, shared: dict[tuple[str, str], FrozenList] | None = None) -> FrozenDict:
+    """Return ``{"anyOf": [inner, {"type": "null"}]}``, the title and description moved out,
+    read-only: ``inner`` is a boolean or a plain ``dict`` whose values are read-only
+    already (the projector's node before it is frozen); every container of the result is
+    a :class:`~compiler.schema.frozen_json.FrozenDict` / ``FrozenList``, and the null
+    branch is :data:`NULL_SCHEMA`.
+
+    Args:
+        inner: the projected property.
+        shared: the projection's table of ``anyOf`` lists whose first branch is one
+            keyword with a string value (``[{"type": "integer"}, {"type": "null"}]``),
+            keyed by that keyword and value: such a list is made once per projection and
+            shared by every property it fits (read-only, so sharing is invisible; a deep
+            copy gives each place its own). ``None``: nothing is shared.
+    """
     if not isinstance(inner, dict):
-        return {"anyOf": [inner, {"type": "null"}]}
+        return FrozenDict(anyOf=FrozenList([inner, NULL_SCHEMA]))
     notes = {key: inner[key] for key in ("title", "description") if key in inner}
-    core = {key: value for key, value in inner.items() if key not in notes}
-    return {"anyOf": [core, {"type": "null"}], **notes}
+    core = {key: value for key, value in inner.items() if key not in notes} if notes else inner
+    if shared is None or len(core) != 1:
+        return FrozenDict({"anyOf": FrozenList([FrozenDict(core), NULL_SCHEMA]), **notes})
+    ((keyword, value),) = core.items()
+    if type(value) is not str:
+        return FrozenDict({"anyOf": FrozenList([FrozenDict(core), NULL_SCHEMA]), **notes})
+    branches = shared.get((keyword, value))
+    if branches is None:
+        branches = shared[(keyword, value)] = FrozenList([FrozenDict(core), NULL_SCHEMA])
+    return FrozenDict({"anyOf": branches, **notes})

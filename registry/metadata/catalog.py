@@ -18,6 +18,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from registry.digest import BackgroundDigest
 from registry.errors import MetadataError, UnknownModelError, closest
 from registry.metadata.core import CoreFields, core_of, read_only
 from registry.metadata.lazy import LazyModels, index_models, lazy_models
@@ -31,15 +32,8 @@ from registry.metadata.parse import (
 )
 from registry.metadata.shapes import EndpointList, ModelInfo
 
-__all__ = [
-    "SEED_DATE",
-    "SEED_RESOURCE",
-    "Catalog",
-    "bundled_catalog",
-    "load_catalog",
-    "load_endpoints",
-    "load_endpoints_file",
-]
+__all__ = ["SEED_DATE", "SEED_RESOURCE", "Catalog", "bundled_catalog", "load_catalog",
+           "load_endpoints", "load_endpoints_file"]
 
 SEED_RESOURCE = "data/seed-models-2026-08-19.json"
 """Path of the seed catalog inside the ``registry`` package."""
@@ -84,6 +78,13 @@ class Catalog:
     stale: bool = False
     note: str | None = None
     store_error: str | None = None
+    _digest: BackgroundDigest | None = field(default=None, repr=False, compare=False)
+
+    def sha256(self) -> str | None:
+        """Return the SHA-256 (64 hex digits) of the bytes this catalog was parsed from
+        (a file given to :func:`load_catalog`, or the bundled seed), hashed beside the
+        load; ``None`` for one from the cache, a fetch or built in memory."""
+        return None if self._digest is None else self._digest.hexdigest()
 
     def core(self, model_id: str) -> CoreFields | None:
         """Return the fields of a model that resolution reads, without building the
@@ -162,6 +163,15 @@ class Catalog:
             or just ``"stale"`` when the date is unknown or ``age`` is false (the lock
             leaves the age out: it depends on the clock).
         """
+        if self.stale:  # the age depends on the clock
+            return self._describe(age)
+        found: str | None = self.__dict__.get("_described")
+        if found is None:  # every report names the catalog: worked out once
+            found = self._describe(age)
+            object.__setattr__(self, "_described", found)
+        return found
+
+    def _describe(self, age: bool) -> str:
         details: list[str] = []
         if self.origin == "seed" and self.source == _SEED_SOURCE:
             name = self.source
@@ -255,11 +265,16 @@ def _fetched_at_for(path: Path) -> str | None:
     return match.group(1) if match else None
 
 
-def _read_models(path: Path, source: str) -> Mapping[str, ModelInfo]:
+def _read_models(
+    path: Path, source: str
+) -> tuple[Mapping[str, ModelInfo], BackgroundDigest | None]:
     """Read a models list file: core fields now when it is a well-formed
     ``{"data": [...]}`` body, else whole through :func:`read_json` and
-    :func:`parse_models`, which explain what is wrong."""
+    :func:`parse_models`, which explain what is wrong. With the models, the SHA-256 of
+    the bytes they were read from (hashed in a thread while they are parsed), or
+    ``None`` when they were read again to be parsed whole."""
     raw = read_bounded(path, source=source)
+    digest = BackgroundDigest(raw)
     # payload_problem decodes the whole body into objects (1 GB for 50,000 models), so it
     # runs only when the body may hold what it looks for: a NaN or Infinity token, a
     # repeated id (the core fields count the entries), or a body the core fields do not
@@ -272,8 +287,8 @@ def _read_models(path: Path, source: str) -> Mapping[str, ModelInfo]:
     if models is None:
         models = lazy_models(raw, source=source)
     if models is None:
-        return index_models(parse_models(read_json(path, source=source), source=source))
-    return models
+        return index_models(parse_models(read_json(path, source=source), source=source)), None
+    return models, digest
 
 
 def load_catalog(location: str | Path) -> Catalog:
@@ -294,7 +309,7 @@ def load_catalog(location: str | Path) -> Catalog:
             JSON, is not a models list, or lists no models at all.
     """
     path, source = _location_to_path(location)
-    models = _read_models(path, source)
+    models, digest = _read_models(path, source)
     if not models:
         raise MetadataError(f"{source}: the models list is empty", source=source)
     return Catalog(
@@ -302,6 +317,7 @@ def load_catalog(location: str | Path) -> Catalog:
         source=source,
         fetched_at=_fetched_at_for(path),
         origin="file",
+        _digest=digest,
     )
 
 
@@ -325,12 +341,13 @@ def bundled_catalog() -> Catalog:
         MetadataError: the packaged seed file is missing or corrupt (a broken install).
     """
     with importlib.resources.as_file(_seed_resource()) as path:
-        models = _read_models(path, _SEED_SOURCE)
+        models, digest = _read_models(path, _SEED_SOURCE)
     return Catalog(
         models=models,
         source=_SEED_SOURCE,
         fetched_at=SEED_DATE,
         origin="seed",
+        _digest=digest,
     )
 
 

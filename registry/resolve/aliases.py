@@ -15,15 +15,22 @@ target names it in its provenance (:func:`via_target`).
 from __future__ import annotations
 
 import fnmatch
+import functools
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from registry.declarations.files import ModelsFile, StagesFile, decl_to_layer
+from registry.declarations.models import ModelDecl
 from registry.declarations.vocabulary import is_glob
+from registry.declarations.yamlsource import UNSET
 from registry.resolve.capabilities import Provenance
+from registry.resolve.layers import put_path, yaml_provenance
+from registry.resolve.merge import Layer, plain_keys
 
-__all__ = ["MAX_ALIAS_HOPS", "alias_target", "follow_alias", "matching_keys", "specificity",
-           "via_target"]
+__all__ = ["MAX_ALIAS_HOPS", "KeyIndex", "alias_target", "entry_layers", "follow_alias",
+           "matching_keys", "specificity", "via_target"]
 
 MAX_ALIAS_HOPS = 8
 """The longest alias chain followed (``~a`` -> ``~b`` -> ... -> a model); a longer one
@@ -93,6 +100,44 @@ def follow_alias(
     return chain[-1], []
 
 
+class KeyIndex:
+    """The keys of a ``models`` mapping prepared for :meth:`matching`: the globs compiled
+    once, least specific first (ties in file order), and the set of exact ids.
+
+    Args:
+        keys: the mapping's keys (exact ids and globs), in file order.
+    """
+
+    __slots__ = ("_exact", "_globs")
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        globs: list[tuple[int, int, str]] = []
+        exact: set[str] = set()
+        for index, key in enumerate(keys):
+            if is_glob(key):
+                globs.append((specificity(key), index, key))
+            else:
+                exact.add(key)
+        globs.sort()
+        self._globs = tuple((re.compile(fnmatch.translate(key)).match, key)
+                            for _, _, key in globs)
+        self._exact = frozenset(exact)
+
+    def matching(self, model_id: str, target: str | None = None) -> list[tuple[str, bool]]:
+        """:func:`matching_keys` of these keys."""
+        matched = []
+        for match, key in self._globs:
+            if match(model_id) is not None:
+                matched.append((key, False))
+            elif target is not None and match(target) is not None:
+                matched.append((key, True))
+        if target is not None and target in self._exact:
+            matched.append((target, True))
+        if model_id in self._exact:
+            matched.append((model_id, False))
+        return matched
+
+
 def matching_keys(
     keys: Iterable[str], model_id: str, target: str | None = None
 ) -> list[tuple[str, bool]]:
@@ -107,25 +152,42 @@ def matching_keys(
         ``(key, through_target)`` pairs: the matching globs, least specific first
         (ties in file order), then ``target``'s exact key, then ``model_id``'s.
         ``through_target`` is true for a key that applies only because of ``target``.
+        (:class:`KeyIndex` does the same for many ids, preparing the keys once.)
     """
-    order = list(keys)
-    globs: list[tuple[int, int, str, bool]] = []
-    exact_target = exact_own = False
-    for index, key in enumerate(order):
-        if not is_glob(key):
-            exact_own = exact_own or key == model_id
-            exact_target = exact_target or (target is not None and key == target)
-            continue
-        own = fnmatch.fnmatchcase(model_id, key)
-        if own or (target is not None and fnmatch.fnmatchcase(target, key)):
-            globs.append((specificity(key), index, key, not own))
-    globs.sort()
-    matched = [(key, through) for _, _, key, through in globs]
-    if exact_target and target is not None:
-        matched.append((target, True))
-    if exact_own:
-        matched.append((model_id, False))
-    return matched
+    return KeyIndex(keys).matching(model_id, target)
+
+
+def entry_layers(
+    cache: dict[tuple[str | int, ...], Layer],
+    index: KeyIndex,
+    entries: Mapping[str, ModelDecl],
+    model_id: str,
+    file: ModelsFile | StagesFile,
+    base: tuple[str | int, ...],
+    layer_name: str,
+    target: str | None = None,
+) -> list[Layer]:
+    """The layers of the entries of ``file`` under ``base`` that apply to ``model_id``
+    (``index`` made from ``entries``; an alias's globs and exact entry through its
+    ``target`` too), in merge order. Each entry's layer is made once and kept in
+    ``cache`` (by its path in the file, and the target it was matched through)."""
+    layers = []
+    for key, through in index.matching(model_id, target):
+        prefix = (*base, key)
+        cache_key = (*prefix, "\0via", str(target)) if through else prefix
+        found = cache.get(cache_key)
+        if found is None:
+            values = decl_to_layer(entries[key])
+            for unset_path in file.unset_paths:
+                if tuple(unset_path[: len(prefix)]) == prefix:
+                    put_path(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
+            provenance = yaml_provenance(file, prefix, layer_name)
+            if through and target is not None:
+                provenance = via_target(provenance, target)
+            found = Layer(values, functools.cache(provenance), plain_keys(values))
+            cache[cache_key] = found
+        layers.append(found)
+    return layers
 
 
 def via_target(

@@ -9,13 +9,13 @@ replace, and the :data:`registry.declarations.yamlsource.UNSET` marker removes a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from registry.declarations.yamlsource import UNSET
 from registry.resolve.capabilities import Provenance
 
-__all__ = ["Layer", "LazyProvenance", "merge_layers", "merge_onto", "merge_values"]
+__all__ = ["Layer", "LazyProvenance", "merge_layers", "merge_onto", "merge_values", "plain_keys"]
 
 Path = tuple[str, ...]
 
@@ -28,10 +28,13 @@ class Layer:
         values: nested dicts in models.yaml entry shape (plain ``dict``, not any
             mapping: a non-dict value is a leaf); leaves may be ``UNSET``.
         provenance: maps a leaf path (tuple of keys) to its :class:`Provenance`.
+        plain: whether no key of :attr:`values`, at any depth, has a dot or is not a
+            string (:func:`plain_keys`), when the maker knows; ``None``: unknown.
     """
 
     values: Mapping[str, Any]
     provenance: Callable[[Path], Provenance]
+    plain: bool | None = field(default=None, compare=False)
 
 
 def _drop_below(prov: dict[str, Provenance], dotted: str) -> None:
@@ -152,25 +155,62 @@ def _apply_values(target: dict[str, Any], values: Mapping[str, Any], owned: set[
             target[key] = value
 
 
+_MISSING: Any = object()
+
+
+def plain_keys(values: Mapping[str, Any]) -> bool:
+    """Whether every key of ``values``, at any depth (nested plain dicts), is a string
+    without a dot: then a dotted path names one key path."""
+    for key, value in values.items():
+        if type(key) is not str or "." in key:
+            return False
+        if isinstance(value, dict) and not plain_keys(value):
+            return False
+    return True
+
+
+#: :func:`plain_keys` of long-lived bases (the defaults), by identity (kept beside it)
+_BASES: dict[int, tuple[dict[str, Any], bool]] = {}
+
+
+def _plain_tree(values: dict[str, Any]) -> bool:
+    found = _BASES.get(id(values))
+    if found is None or found[0] is not values:
+        if len(_BASES) >= 8:
+            _BASES.clear()
+        found = _BASES[id(values)] = (values, plain_keys(values))
+    return found[1]
+
+
 class LazyProvenance(Mapping[str, Provenance]):
     """The provenance half of :func:`merge_onto`, worked out on first use.
 
     Most resolved models are compiled without anyone asking where a value came from, so
-    the merge is repeated, with provenance, only when a lookup happens.
+    the merge is repeated, with provenance, only when a lookup happens. Given the merged
+    ``tree`` too, a lookup (``get``, ``[]``, ``in``) of one dotted path needs no table:
+    the table holds a path exactly when it is a leaf of the tree, with the provenance of
+    the last layer that sets it (else the base's), so that layer is looked for, latest
+    first. That holds while no key has a dot in it (two key paths would then join to
+    one dotted path); with such a key, and for iteration, the table is built.
 
     Args:
         base: the merged base, as :func:`merge_onto` takes it.
         layers: the layers merged onto it, lowest precedence first.
+        tree: the values :func:`merge_values` gives for ``base`` and ``layers``, or
+            ``None``.
     """
 
-    __slots__ = ("_base", "_layers", "_table")
+    __slots__ = ("_base", "_layers", "_simple", "_table", "_tree")
 
     def __init__(
-        self, base: tuple[dict[str, Any], dict[str, Provenance]], layers: Sequence[Layer]
+        self, base: tuple[dict[str, Any], dict[str, Provenance]], layers: Sequence[Layer],
+        tree: Mapping[str, Any] | None = None,
     ) -> None:
         self._base = base
         self._layers: tuple[Layer, ...] = tuple(layers)
         self._table: dict[str, Provenance] | None = None
+        self._tree = tree
+        self._simple: bool | None = None
 
     def _built(self) -> dict[str, Provenance]:
         table = self._table
@@ -178,8 +218,55 @@ class LazyProvenance(Mapping[str, Provenance]):
             table = self._table = merge_onto(self._base, self._layers)[1]
         return table
 
+    def _by_path(self) -> bool:
+        """Whether a lookup may go by path (a tree, and no key with a dot)."""
+        simple = self._simple
+        if simple is None:
+            simple = self._simple = (
+                type(self._base[0]) is dict and self._tree is not None
+                and _plain_tree(self._base[0])
+                and all(type(layer.values) is dict and (
+                    layer.plain if layer.plain is not None else plain_keys(layer.values))
+                    for layer in self._layers))
+        return simple
+
+    def get(self, path: str, default: Any = None) -> Any:
+        table = self._table
+        if table is not None or type(path) is not str or not self._by_path():
+            # the table's own get: Mapping.get would catch a KeyError per missing path
+            return self._built().get(path, default)
+        keys = path.split(".")
+        node: Any = self._tree
+        for key in keys:
+            if not isinstance(node, dict) or key not in node:
+                return default
+            node = node[key]
+        if isinstance(node, dict):  # a mapping, not a leaf
+            return default
+        for layer in reversed(self._layers):
+            value: Any = layer.values
+            for key in keys:
+                if not isinstance(value, dict) or key not in value:
+                    break
+                value = value[key]
+            else:
+                if not isinstance(value, dict):
+                    if value is UNSET:  # cannot be, the tree has it: ask the table
+                        return self._built().get(path, default)
+                    return layer.provenance(tuple(keys))
+        found = self._base[1].get(path, _MISSING)
+        return self._built().get(path, default) if found is _MISSING else found
+
     def __getitem__(self, path: str) -> Provenance:
-        return self._built()[path]
+        found = self.get(path, _MISSING)
+        if found is _MISSING:
+            raise KeyError(path)
+        return found  # type: ignore[no-any-return]
+
+    def __contains__(self, path: object) -> bool:
+        if type(path) is not str:
+            return path in self._built()
+        return self.get(path, _MISSING) is not _MISSING
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._built())

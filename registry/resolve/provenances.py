@@ -39,13 +39,13 @@ def endpoint_provenance(
 ) -> ProvenanceOf:
     """Provenance of the values of endpoints ``caps``, read from ``source``
     (``fetched_at``: when that endpoint data was fetched, ``None`` when unknown)."""
-    labels = ", ".join(c.label for c in caps)
+    where = f"/endpoints of {', '.join(c.label for c in caps)} ({source})"
 
     def provenance(path: tuple[str, ...]) -> Provenance:
         dotted = ".".join(path)
         return Provenance(
             layer="endpoints",
-            source=f"/endpoints of {labels} ({source})",
+            source=where,
             field=METADATA_FIELDS.get(dotted, dotted).replace("top_provider.", ""),
             fetched_at=fetched_at,
         )

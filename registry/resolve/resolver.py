@@ -20,19 +20,17 @@ from typing import TYPE_CHECKING, Any
 from registry.declarations.files import (
     ModelsFile,
     StagesFile,
-    decl_to_layer,
     load_models_file,
     load_stages_file,
 )
 from registry.declarations.models import ModelDecl
 from registry.declarations.stages import StageDecl
 from registry.declarations.vocabulary import is_glob
-from registry.declarations.yamlsource import UNSET
 from registry.errors import UnknownModelError, UnknownStageError, closest
 from registry.metadata.catalog import Catalog, load_endpoints_file
 from registry.metadata.shapes import EndpointList
-from registry.resolve.aliases import follow_alias, matching_keys, via_target
-from registry.resolve.assemble import build_resolved, with_published
+from registry.resolve.aliases import KeyIndex, entry_layers, follow_alias
+from registry.resolve.assemble import build_resolved, sampling_sources
 from registry.resolve.capabilities import EndpointCaps, Provenance, ResolvedModel
 from registry.resolve.endpoints import endpoint_caps
 from registry.resolve.group import resolve_group
@@ -41,11 +39,9 @@ from registry.resolve.layers import (
     defaults_merged,
     endpoint_values,
     metadata_values,
-    put_path,
     top_context_binds,
-    yaml_provenance,
 )
-from registry.resolve.merge import Layer, LazyProvenance, merge_values
+from registry.resolve.merge import Layer, LazyProvenance, merge_values, plain_keys
 from registry.resolve.provenances import (
     endpoint_provenance,
     metadata_provenance,
@@ -56,7 +52,11 @@ from registry.resolve.routing import allowed_endpoints, restricts, unverifiable
 if TYPE_CHECKING:
     from registry.sources.settings import Settings
 
-__all__ = ["Registry"]
+__all__ = ["RESOLVE_MEMO", "Registry"]
+
+#: Resolutions (model, stage, routing) a registry keeps; past it the oldest is dropped
+#: (docs/performance.md: kept unbounded, the collector's passes over them grew).
+RESOLVE_MEMO = 4096
 
 
 @dataclass(eq=False)
@@ -86,15 +86,14 @@ class Registry:
     fetch_endpoints: bool = False
     endpoints_origin: tuple[str, str | None] | None = None
     notes: list[str] = field(default_factory=list, repr=False)
-    _cache: dict[tuple[str, str | None, str, tuple[tuple[str, int], ...] | None],
-                 ResolvedModel] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _cache: dict[str | tuple[str, str | None, str, tuple[tuple[str, int], ...] | None],
+                 ResolvedModel] = field(default_factory=dict, init=False, repr=False)
     _meta_provenance: Callable[[tuple[str, ...]], Provenance] | None = field(
-        default=None, init=False, repr=False
-    )
+        default=None, init=False, repr=False)
     _entry_layers: dict[tuple[str | int, ...], Layer] = field(default_factory=dict, init=False,
                                                               repr=False)
+    _key_indexes: dict[int, tuple[Mapping[str, ModelDecl], KeyIndex]] = field(
+        default_factory=dict, init=False, repr=False)
     _fetched: dict[str, EndpointList | None] = field(default_factory=dict, init=False, repr=False)
     _caps: dict[str, tuple[EndpointCaps, ...]] = field(default_factory=dict, init=False, repr=False)
     _endpoint_sources: dict[str, tuple[str, str | None]] = field(default_factory=dict,
@@ -146,8 +145,6 @@ class Registry:
             endpoints_origin=origin,
         )
 
-    # -- stages -----------------------------------------------------------------
-
     def stage_names(self) -> list[str]:
         """Return the declared stage names in file order."""
         return [] if self.stages_file is None else list(self.stages_file.stages)
@@ -163,11 +160,10 @@ class Registry:
             error.args = (f"unknown stage {name!r}: no stages.yaml was loaded (none in the "
                           "current directory; give its path with --stages)",)
             raise error
-        stages = self.stages_file.stages
-        try:
-            return stages[name]
-        except KeyError:
-            raise UnknownStageError(name, closest(name, stages)) from None
+        found = self.stages_file.stages.get(name)
+        if found is None:
+            raise UnknownStageError(name, closest(name, self.stages_file.stages))
+        return found
 
     def stage_dir(self) -> Path:
         """Return the directory contract paths in stages.yaml are relative to: the
@@ -176,8 +172,6 @@ class Registry:
         if self.stages_file is None or not Path(self.stages_file.path).is_file():
             return Path.cwd()
         return Path(self.stages_file.path).resolve().parent
-
-    # -- models -----------------------------------------------------------------
 
     def known_ids(self) -> list[str]:
         """Return every model id that resolves: metadata ids plus models declared whole
@@ -282,42 +276,44 @@ class Registry:
             UnknownStageError: ``stage`` is not declared.
             RoutingError: a provider slug matches no endpoint, or none is left.
         """
-        key = (model_id, stage, "" if not provider else repr(sorted(provider.items())),
-               None if group is None else tuple((c.label, c.index) for c in group))
+        if stage is not None and not self.stage(stage).overrides:
+            stage = None  # the stage adds no layer: the resolution without it, shared
+        if stage is None and not provider and group is None:
+            key: str | tuple[str, str | None, str, tuple[tuple[str, int], ...] | None] = model_id
+        else:
+            key = (model_id, stage, "" if not provider else repr(sorted(provider.items())),
+                   None if group is None else tuple((c.label, c.index) for c in group))
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._resolve(model_id, stage, provider, group)
+            if stage is not None and not self._stage_applies(model_id, stage):
+                cached = self.resolve(model_id, None, provider=provider, group=group)
+            else:
+                cached = self._resolve(model_id, stage, provider, group)
             self._cache[key] = cached
+            if len(self._cache) > RESOLVE_MEMO:  # the oldest goes: memory stays bounded
+                del self._cache[next(iter(self._cache))]
         return cached
 
-    def _yaml_layers(
-        self,
-        entries: Mapping[str, ModelDecl],
-        model_id: str,
-        file: ModelsFile | StagesFile,
-        base: tuple[str | int, ...],
-        layer_name: str,
-        target: str | None = None,
-    ) -> list[Layer]:
-        """The layers of the entries that apply (:func:`matching_keys`; an alias's
-        globs and exact entry through its ``target`` too), in merge order."""
-        layers = []
-        for key, through in matching_keys(entries, model_id, target):
-            prefix = (*base, key)
-            cache_key = (*prefix, "\0via", str(target)) if through else prefix
-            found = self._entry_layers.get(cache_key)
-            if found is None:
-                values = decl_to_layer(entries[key])
-                for unset_path in file.unset_paths:
-                    if tuple(unset_path[: len(prefix)]) == prefix:
-                        put_path(values, [str(p) for p in unset_path[len(prefix) :]], UNSET)
-                provenance = yaml_provenance(file, prefix, layer_name)
-                if through and target is not None:
-                    provenance = via_target(provenance, target)
-                found = Layer(values, functools.cache(provenance))
-                self._entry_layers[cache_key] = found
-            layers.append(found)
-        return layers
+    def _stage_applies(self, model_id: str, stage: str) -> bool:
+        """Whether an ``overrides`` entry of ``stage`` applies to ``model_id`` (else its
+        resolution is the one without a stage).
+
+        Raises:
+            UnknownStageError: ``stage`` is not declared.
+        """
+        overrides = self.stage(stage).overrides
+        if not overrides:
+            return False
+        target = follow_alias(self.catalog._core, model_id)[0]
+        return bool(self._index(overrides).matching(model_id, target))
+
+    def _index(self, entries: Mapping[str, ModelDecl]) -> KeyIndex:
+        """The :class:`KeyIndex` of a file's entries (models or one stage's overrides),
+        made once per registry."""
+        found = self._key_indexes.get(id(entries))
+        if found is None or found[0] is not entries:
+            found = self._key_indexes[id(entries)] = (entries, KeyIndex(entries))
+        return found[1]
 
     def _resolve(
         self,
@@ -351,23 +347,24 @@ class Registry:
             meta_provenance = self._meta_provenance
             if top_context_binds(info):
                 meta_provenance = top_context_provenance(meta_provenance)
-            layers.append(Layer(metadata_values(info), meta_provenance))
-        alias = follow_alias(self.catalog.core, model_id)
+            layers.append(Layer(metadata_values(info), meta_provenance, True))  # fixed keys
+        alias = follow_alias(self.catalog._core, model_id)
         target = alias[0]
         if self.models_file is not None:
-            layers += self._yaml_layers(
-                models, model_id, self.models_file, ("models",), "models.yaml", target
-            )
+            layers += entry_layers(self._entry_layers, self._index(models), models, model_id,
+                                   self.models_file, ("models",), "models.yaml", target)
         if stage_decl is not None and self.stages_file is not None and stage is not None:
-            layers += self._yaml_layers(stage_decl.overrides, model_id, self.stages_file,
-                                        ("stages", stage, "overrides"), "stages.yaml", target)
+            overrides = stage_decl.overrides
+            layers += entry_layers(self._entry_layers, self._index(overrides), overrides,
+                                   model_id, self.stages_file, ("stages", stage, "overrides"),
+                                   "stages.yaml", target)
         if provider:
-            layers.append(Layer({"provider": dict(provider)}, caller_provenance))
+            given = {"provider": dict(provider)}
+            layers.append(Layer(given, caller_provenance, plain_keys(given)))
         merged = merge_values(defaults_merged()[0], layers)
         if group:
-            return with_published(info, resolve_group(
-                model_id, info is None, layers, group, self._endpoint_provenance(model_id, group)),
-                alias)
+            return resolve_group(model_id, info, layers, group,
+                                 self._endpoint_provenance(model_id, group), alias)
         # Endpoints are fetched (lazily, see endpoints()) only when routing restricts them.
         pinned = restricts(merged.get("provider", {}))
         listed = self.endpoints(model_id) if pinned else self.endpoint_lists.get(model_id)
@@ -380,12 +377,13 @@ class Registry:
             if caps:  # none left: the compiler refuses with the exclusion table
                 at = 1 if info is not None else 0
                 layers.insert(
-                    at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps)))
+                    at, Layer(endpoint_values(caps), self._endpoint_provenance(model_id, caps),
+                              True))
                 merged = merge_values(defaults_merged()[0], layers)
-        provenance = LazyProvenance(defaults_merged(), layers)
-        resolved = build_resolved(model_id, merged, provenance, declared_only=info is None,
-                                  endpoints=caps, routing_restricted=restricted)
-        return with_published(info, resolved, alias)
+        provenance = LazyProvenance(defaults_merged(), layers, merged)
+        return build_resolved(model_id, merged, provenance, declared_only=info is None,
+                              endpoints=caps, routing_restricted=restricted, info=info,
+                              alias=alias, sampling_from=sampling_sources(layers))
 
     def _endpoint_provenance(
         self, model_id: str, caps: tuple[EndpointCaps, ...]
