@@ -11,6 +11,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from compiler.pricing.prices import PriceSheet, sheet_from_pricing
 from registry.resolve.capabilities import ResolvedModel
@@ -74,11 +75,12 @@ def _declared(resolved: ResolvedModel) -> dict[str, Decimal]:
 _BOOKS: weakref.WeakKeyDictionary[Registry, dict[tuple[str, str | None], PriceBook]] = (
     weakref.WeakKeyDictionary()
 )
-#: Per registry, the books by model and models.yaml-declared prices: the stages of a
-#: model that declare the same prices (most of them: none) share one book.
-_SHARED: weakref.WeakKeyDictionary[
-    Registry, dict[tuple[str, tuple[tuple[str, Decimal], ...]], PriceBook]
-] = weakref.WeakKeyDictionary()
+#: Per registry, the books by model and models.yaml-declared prices, so the stages of a
+#: model that declare the same prices (most of them: none) share one book; and by model
+#: and resolved model (kept, so its id stays its own): ``(resolved, book)``.
+_SHARED: weakref.WeakKeyDictionary[Registry, dict[tuple[str, Any], Any]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def price_book(registry: Registry, model: str, stage: str | None = None) -> PriceBook:
@@ -94,12 +96,20 @@ def price_book(registry: Registry, model: str, stage: str | None = None) -> Pric
     found = memo.get((model, stage))
     if found is not None:
         return found
-    declared = _declared(registry.resolve(model, stage))
+    resolved = registry.resolve(model, stage)
     shared = _SHARED.setdefault(registry, {})
-    key = (model, tuple(declared.items()))
-    found = shared.get(key)
-    if found is None:
-        found = shared[key] = _book(registry, model, declared)
+    # stages without an override of the model resolve to the same object: its declared
+    # prices are looked up once (each source_of merges provenance)
+    same = shared.get((model, id(resolved)))
+    if same is not None and same[0] is resolved:
+        found = same[1]
+    else:
+        declared = _declared(resolved)
+        key = (model, tuple(declared.items()))
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = _book(registry, model, declared)
+        shared[(model, id(resolved))] = (resolved, found)
     memo[(model, stage)] = found
     return found
 
