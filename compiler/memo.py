@@ -14,14 +14,16 @@ json_schema.schema``, each ``tools[].function.parameters``) are read-only values
 compiled from that projection), shared as they are by a fresh compilation.
 The memo is built from its own copy, so a caller who edits the first result does not
 reach it either. The copy recipe of every body value is worked out once, when the memo
-is made, so a replay is a few C-level ``dict.copy`` calls per attempt.
+is made, as plain data (nested tuples of keys, which the cyclic collector stops
+tracking), so a replay is a few C-level ``dict.copy`` calls per attempt.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 from compiler.compiled import CompiledRequest
 from compiler.intent import Intent
@@ -29,7 +31,11 @@ from compiler.passes.budget import estimate_prompt_tokens
 from compiler.report import AdjustmentReport
 from compiler.schema.frozen_json import FrozenDict
 
-__all__ = ["Memo", "envelope_copy", "make_memo"]
+__all__ = ["Memo", "envelope_copy", "evolver", "make_memo"]
+
+_T = TypeVar("_T")
+#: The default of every keyword of an ``evolve``: keep the old value.
+_KEEP: Any = object()
 
 #: The request's fields, in order.
 _NAMES = tuple(f.name for f in fields(CompiledRequest) if f.init)
@@ -52,7 +58,7 @@ def _assembler() -> Callable[..., CompiledRequest]:
     lines = ["def assemble(body, attempts, values):", "    made = new(cls)"]
     for index, name in enumerate(_NAMES):
         scope[f"set_{name}"] = getattr(CompiledRequest, name).__set__
-        value = name if name in ("body", "attempts") else f"values[{index}]"
+        value = name if name in _GIVEN else f"values[{index}]"
         lines.append(f"    set_{name}(made, {value})")
     lines.append("    return made")
     exec("\n".join(lines), scope)  # code built from the field names above, nothing else
@@ -60,12 +66,43 @@ def _assembler() -> Callable[..., CompiledRequest]:
     return assemble
 
 
+
+def evolver(cls: type[_T]) -> Callable[..., _T]:
+    """``evolve(old, **changes)``: :func:`dataclasses.replace` for ``cls``, a frozen
+    dataclass with slots whose ``__init__`` only sets its fields (checked here), made
+    slot by slot as ``assemble`` is: about a third of ``replace``'s time, which walks
+    the fields and calls the frozen ``__init__`` on every call.
+
+    Raises:
+        TypeError: from ``evolve``, a change names no field of ``cls`` (as ``replace``).
+    """
+    shape: Any = cls  # a dataclass (fields() says so, or raises)
+    names = [f.name for f in fields(shape)]
+    if hasattr(cls, "__post_init__") or any(not f.init for f in fields(shape)) or not hasattr(
+            cls, "__slots__") or {"old", "made", "new", "cls", "keep"} & set(names):
+        raise ImportError(f"compiler.memo: {cls.__name__}'s __init__ does more than set its "
+                          "fields")  # pragma: no cover - a guard
+    scope: dict[str, Any] = {"new": object.__new__, "cls": cls, "keep": _KEEP}
+    lines = [f"def evolve(old, /, *, {', '.join(f'{n}=keep' for n in names)}):",
+             "    made = new(cls)"]
+    for name in names:
+        scope[f"set_{name}"] = getattr(cls, name).__set__
+        scope[f"get_{name}"] = getattr(cls, name).__get__
+        lines.append(f"    set_{name}(made, get_{name}(old) if {name} is keep else {name})")
+    lines.append("    return made")
+    exec("\n".join(lines), scope)  # code built from the field names above, nothing else
+    evolve: Callable[..., _T] = scope["evolve"]
+    return evolve
+
+
+#: The fields each replay makes anew rather than taking from the recipe.
+_GIVEN = ("body", "attempts")
+_GIVEN_AT = tuple(_NAMES.index(name) for name in _GIVEN)
+_INSTRUCTIONS_AT = _NAMES.index("instructions")
+_REPORT_AT = _NAMES.index("report")
+#: Every field of a request, in order, as one tuple.
+_FIELDS = operator.attrgetter(*_NAMES)
 _assemble = _assembler()
-
-
-def _container(value: Any) -> bool:
-    kind = type(value)
-    return kind is dict or kind is list
 
 
 def envelope_copy(value: Any) -> Any:
@@ -79,64 +116,76 @@ def envelope_copy(value: Any) -> Any:
     return value
 
 
-def _copier(value: Any) -> Callable[[], Any]:
-    """A function returning a new copy of ``value``, a plain dict or list (as
-    :func:`envelope_copy` would)."""
-    if type(value) is dict:
-        inner = tuple((k, _copier(v)) for k, v in value.items() if _container(v))
-        if not inner:
-            copy_flat: Callable[[], Any] = value.copy
-            return copy_flat
-
-        def copy_dict() -> dict[str, Any]:
-            out = value.copy()
-            for key, again in inner:
-                out[key] = again()
-            return out
-
-        return copy_dict
-    if not any(_container(v) for v in value):
-        copy_list: Callable[[], Any] = value.copy
-        return copy_list
-    items = tuple(_copier(v) if _container(v) else _constant(v) for v in value)
-    return lambda: [again() for again in items]
+#: How to copy a plain dict or list as :func:`envelope_copy` would: ``None`` when it
+#: holds no plain dict or list (one ``copy()``), else ``((key or index, plan), ...)``
+#: for the values that are.
+_Plan: TypeAlias = tuple[tuple[Any, "_Plan"], ...] | None
 
 
-def _constant(value: Any) -> Callable[[], Any]:
-    return lambda: value
+def _copied(value: dict[str, Any] | list[Any]) -> tuple[Any, _Plan]:
+    """:func:`envelope_copy` of a plain dict or list, with its :data:`_Plan`."""
+    items: Any = value.items() if type(value) is dict else enumerate(value)
+    out: Any = value.copy()
+    inner = []
+    for key, item in items:
+        kind = type(item)
+        if kind is dict or kind is list:
+            out[key], plan = _copied(item)
+            inner.append((key, plan))
+    return out, tuple(inner) or None
+
+
+def _copy(value: Any, plan: _Plan) -> Any:
+    """A new copy of ``value`` (a plain dict or list) by its :data:`_Plan`."""
+    out = value.copy()
+    if plan is not None:
+        for key, inner in plan:
+            item = value[key]
+            out[key] = item.copy() if inner is None else _copy(item, inner)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class _Recipe:
     """How to rebuild one attempt: the body without its messages, and every other field."""
 
-    template: dict[str, Any]  # the body's keys in order; containers and messages: None
-    copies: tuple[tuple[str, Callable[[], Any]], ...]
+    template: dict[str, Any]  # the body's keys in order (the memo's copy); messages: None
+    copies: tuple[tuple[str, _Plan], ...]  # the body's dicts and lists, by key
     head: dict[str, str] | None  # the instruction message
     values: tuple[Any, ...]  # every field of the attempt, in order
 
     @staticmethod
     def of(attempt: CompiledRequest) -> _Recipe:
-        body = envelope_copy(attempt.body)
-        template = {k: None if k == "messages" or _container(v) else v for k, v in body.items()}
-        copies = tuple((k, _copier(v)) for k, v in body.items()
-                       if k != "messages" and _container(v))
+        template: dict[str, Any] = {}  # the memo's own copy of the body
+        copies = []
+        for key, value in attempt.body.items():
+            kind = type(value)
+            if key == "messages":
+                template[key] = None
+            elif kind is dict or kind is list:
+                template[key], plan = _copied(value)
+                copies.append((key, plan))
+            else:
+                template[key] = value
         # body and attempts are new in every replay; the instructions are shared by
         # every replay, so read-only
-        values = tuple(None if name in ("body", "attempts")
-                       else FrozenDict(attempt.instructions)
-                       if name == "instructions" and attempt.instructions is not None
-                       else getattr(attempt, name) for name in _NAMES)
-        head = None if attempt.instructions is None else dict(attempt.instructions)
-        return _Recipe(template, copies, head, values)
+        values = list(_FIELDS(attempt))
+        for index in _GIVEN_AT:
+            values[index] = None
+        instructions = attempt.instructions
+        if instructions is not None:
+            values[_INSTRUCTIONS_AT] = FrozenDict(instructions)
+        head = None if instructions is None else dict(instructions)
+        return _Recipe(template, tuple(copies), head, tuple(values))
 
     def build(self, messages: Sequence[Mapping[str, Any]],
               later: tuple[CompiledRequest, ...]) -> CompiledRequest:
         body = self.template.copy()
         body["messages"] = ([*map(dict, messages)] if self.head is None
                             else [self.head.copy(), *map(dict, messages)])
-        for key, again in self.copies:
-            body[key] = again()
+        for key, plan in self.copies:
+            value = body[key]
+            body[key] = value.copy() if plan is None else _copy(value, plan)
         return _assemble(body, later, self.values)
 
 
@@ -156,15 +205,19 @@ class Memo:
             messages: the instruction message and the tool definitions (tokens).
         warns: whether any attempt has an adjustment the stage's policy warns about (the
             caller then calls :func:`compiler.policy.warn_for` per attempt).
-        reports: the attempts' reports, in plan order.
     """
 
     intent: Intent
     prompt_ceiling: tuple[int, ...]
     instruction_tokens: tuple[int, ...]
     warns: bool
-    reports: tuple[AdjustmentReport, ...]
     _recipes: tuple[_Recipe, ...]  # the last attempt first
+
+    @property
+    def reports(self) -> tuple[AdjustmentReport, ...]:
+        """The attempts' reports, in plan order (from the recipes: one tuple fewer kept
+        per memo)."""
+        return tuple([recipe.values[_REPORT_AT] for recipe in reversed(self._recipes)])
 
     def fits(self, messages: Sequence[Mapping[str, Any]]) -> bool:
         """Whether every attempt's prompt estimate stays within its ceiling.
@@ -205,7 +258,7 @@ def make_memo(
         warns: whether the stage's policy warns about an adjustment of any attempt.
     """
     plan = compiled.plan
-    if any(a.attempts != plan[i + 1:] for i, a in enumerate(plan)):
+    if len(plan) > 1 and any(a.attempts != plan[i + 1:] for i, a in enumerate(plan)):
         return None
     return Memo(intent, tuple(prompt_ceiling), tuple(instruction_tokens), warns,
-                tuple(a.report for a in plan), tuple(_Recipe.of(a) for a in reversed(plan)))
+                tuple([_Recipe.of(a) for a in reversed(plan)]))

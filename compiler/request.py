@@ -18,7 +18,7 @@ from compiler.compiled import CompiledRequest, Origin
 from compiler.errors import NoEndpointError, ToolError
 from compiler.intent import COVERAGES, RUNGS, Intent
 from compiler.kinds import policy_key_problem
-from compiler.memo import Memo, make_memo
+from compiler.memo import Memo, evolver, make_memo
 from compiler.passes.budget import estimate_prompt_tokens, tools_tokens
 from compiler.policy import check_refused, warn_for, warns
 from compiler.pricing.book import PriceBook, price_book
@@ -37,6 +37,9 @@ from registry.resolve.resolver import Registry
 from registry.resolve.routing import unverifiable
 
 __all__ = ["compile_request", "default_registry"]
+
+#: dataclasses.replace, faster (compiler.memo.evolver): once per attempt of every compile
+_evolve_request = evolver(CompiledRequest)
 
 _DEFAULT: dict[str, Registry] = {}
 _INTENTS: weakref.WeakKeyDictionary[Registry, dict[str, Intent]] = weakref.WeakKeyDictionary()
@@ -138,7 +141,7 @@ def _compile(
     registry: Registry, intent: Intent, model: str, messages: Sequence[Mapping[str, Any]],
     coverage: str, stage_name: str | None,
 ) -> CompiledRequest:
-    memo = _MEMO.setdefault(registry, {})
+    memo = memo_table(registry)
     key = (id(intent), model, stage_name is not None, coverage)
     # media parts and cache markers are fit per model, so such messages are compiled anew
     plain = not any(_rewritten(m) for m in messages)
@@ -209,15 +212,23 @@ def _compile(
     return compiled
 
 
-def _loop_ready(
-    compiled: CompiledRequest, registry: Registry, intent: Intent, model: str, coverage: str,
-    stage_name: str | None,
-) -> CompiledRequest:
-    """Give every attempt its timeouts, repair bound and origin (prices, downgrade)."""
-    def prices() -> PriceBook:
-        return price_book(registry, model, stage_name)
+class _Source:
+    """The compile a request came from, for its :class:`Origin`: the prices and the
+    downgrade are bound methods of this one object (two closures and their cells were
+    eight objects more per memoised compile)."""
 
-    def downgrade(request: CompiledRequest, rung: str) -> CompiledRequest | None:
+    __slots__ = ("coverage", "intent", "model", "registry", "stage_name")
+
+    def __init__(self, registry: Registry, intent: Intent, model: str, coverage: str,
+                 stage_name: str | None) -> None:
+        self.registry, self.intent, self.model = registry, intent, model
+        self.coverage, self.stage_name = coverage, stage_name
+
+    def prices(self) -> PriceBook:
+        return price_book(self.registry, self.model, self.stage_name)
+
+    def downgrade(self, request: CompiledRequest, rung: str) -> CompiledRequest | None:
+        intent = self.intent
         if intent.output_policy != "auto" or rung not in RUNGS[:-1]:
             return None
         lower = RUNGS[RUNGS.index(rung) + 1]
@@ -227,23 +238,32 @@ def _loop_ready(
         sent = request.body.get("messages", [])
         turns = request.repair_turns  # recompiled from the caller's messages, then put back
         messages = sent[1 if request.instructions else 0:len(sent) - len(turns)]
-        again = _compile(registry, replace(intent, ceiling=lower, provider=provider or None),
-                         model, messages, coverage, stage_name)
+        again = _compile(self.registry, replace(intent, ceiling=lower, provider=provider or None),
+                         self.model, messages, self.coverage, self.stage_name)
         note = Adjustment(
             kind="output.downgraded_after_error", path="response_format", requested=rung,
             applied=again.rung, reason=f"the provider answered that rung {rung} is not "
             f"supported; recompiled with ceiling {lower}")
         return _with_repairs(_with_adjustment(again, note), request)
 
-    origin = Origin(prices=prices, downgrade=downgrade)
+    def origin(self) -> Origin:
+        return Origin(prices=self.prices, downgrade=self.downgrade)
 
+
+def _loop_ready(
+    compiled: CompiledRequest, registry: Registry, intent: Intent, model: str, coverage: str,
+    stage_name: str | None,
+) -> CompiledRequest:
+    """Give every attempt its timeouts, repair bound and origin (prices, downgrade)."""
+    origin = _Source(registry, intent, model, coverage, stage_name).origin()
     # attempt i carries attempts i+1... (the same objects), as compile_plan made them
     later: tuple[CompiledRequest, ...] = ()
     for attempt in reversed(compiled.plan):
         total, idle = request_timeouts(attempt.body, intent.reasoning, intent.timeout_seconds,
                                        intent.stream_idle_seconds)
-        later = (replace(attempt, attempts=later, timeout_seconds=total,
-                         stream_idle_seconds=idle, retries=intent.retries, origin=origin),
+        later = (_evolve_request(attempt, attempts=later, timeout_seconds=total,
+                                 stream_idle_seconds=idle, retries=intent.retries,
+                                 origin=origin),
                  *later)
     return later[0]
 
@@ -305,11 +325,27 @@ def _with_routes(
     return replace(single, compiled=replace(compiled, routes=rows, endpoints=served))
 
 
-#: Per registry, memoised compilations by (intent, model, named stage, coverage);
-#: bounded by _MEMO_SIZE.
-_MEMO: weakref.WeakKeyDictionary[Registry, dict[tuple[int, str, bool, str], Memo]] = (
-    weakref.WeakKeyDictionary()
-)
+#: The attribute of a registry that holds its memoised compilations (see memo_table).
+_TABLE = "_compiler_request_memo"
+
+
+def memo_table(registry: Registry) -> dict[tuple[int, str, bool, str], Memo]:
+    """The memoised compilations of ``registry`` by (intent, model, named stage,
+    coverage), bounded by ``_MEMO_SIZE``.
+
+    Kept on the registry itself, so they go when it goes: a memo reaches its registry
+    (each request's origin prices and downgrades with it), so a module-level table, even
+    one keyed by weak references, would keep every registry alive for the life of the
+    process. A copy of a registry (``copy.copy``) starts a table of its own.
+    """
+    owned = vars(registry)
+    found = owned.get(_TABLE)
+    if found is None or found[0] is not registry:
+        found = owned[_TABLE] = (registry, {})
+    table: dict[tuple[int, str, bool, str], Memo] = found[1]
+    return table
+
+
 _MEMO_SIZE = 4096
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from compiler import Intent, compile_request
 from compiler.compiled import CompiledRequest
-from compiler.request import _MEMO
+from compiler.request import memo_table
 from registry.declarations.files import load_models_file
 from registry.metadata.catalog import Catalog
 from registry.metadata.shapes import ModelInfo
@@ -114,7 +114,7 @@ def test_editing_every_part_of_a_result_does_not_reach_the_memo(model: str) -> N
                             registry=registry)
     replayed = compile_request("extract_invoice", model, [{"role": "user", "content": "b"}],
                                registry=registry)
-    assert len(replayed.plan) > 1 and _MEMO[registry]
+    assert len(replayed.plan) > 1 and memo_table(registry)
     for req in (first, replayed):
         for attempt in req.plan:
             assert _scribble(attempt.body) > 5
@@ -147,3 +147,58 @@ def test_each_attempt_carries_the_same_later_attempts() -> None:
             assert all(a is b for a, b in zip(attempt.attempts, req.plan[index + 1:],
                                               strict=True))
             assert attempt.body["messages"][-1]["content"] == text
+
+
+def test_a_registry_that_compiled_is_freed_when_dropped() -> None:
+    """The memo (whose requests reach their registry through ``origin``) is kept on the
+    registry, so a registry no one holds goes with its memo; a request still held keeps
+    its registry alive and can still price a reply."""
+    import gc
+    import weakref
+
+    registry = fresh_registry()
+    kept = compile_request("classify_ticket", "openai/gpt-4o-mini", registry=registry)
+    compile_request("extract_invoice", "openai/gpt-4o-mini", registry=registry)
+    assert memo_table(registry)
+    gone = weakref.ref(registry)
+    del registry
+    gc.collect()
+    assert gone() is not None  # held by ``kept``'s origin
+    assert kept.origin is not None and kept.origin.prices().model.prices
+    del kept
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_copied_registry_has_a_memo_of_its_own() -> None:
+    """``copy.copy`` of a registry shares its attributes; the memo is not shared."""
+    registry = fresh_registry()
+    compile_request("classify_ticket", "openai/gpt-4o-mini", registry=registry)
+    clone = copy.copy(registry)
+    assert memo_table(clone) == {} and memo_table(registry)
+
+
+def test_evolve_is_dataclasses_replace() -> None:
+    """compiler.memo.evolver's evolve gives what dataclasses.replace gives, field by field,
+    and refuses a name that is no field, as replace does."""
+    import dataclasses
+
+    from compiler.memo import evolver
+    from compiler.report import AdjustmentReport
+
+    registry = fresh_registry()
+    request = compile_request("extract_invoice", "openai/gpt-4o-mini", registry=registry)
+    evolve = evolver(CompiledRequest)
+    changes: dict[str, Any] = {"attempts": (request,), "timeout_seconds": 9.5, "retries": 3,
+                               "origin": None}
+    for made in (evolve(request, **changes), evolve(request)):
+        want = dataclasses.replace(request, **changes) if made.retries == 3 else request
+        for field in dataclasses.fields(CompiledRequest):
+            assert getattr(made, field.name) is getattr(want, field.name), field.name
+        assert type(made) is CompiledRequest and made is not request
+    report = evolver(AdjustmentReport)(request.report, notes=("x",))
+    assert report == dataclasses.replace(request.report, notes=("x",))
+    with pytest.raises(TypeError):
+        evolve(request, nope=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.notes = ()  # type: ignore[misc]

@@ -25,12 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.artifacts.audit_detail import CellDetail, cell_detail
-from compiler.artifacts.lock import Compilation, compile_all
+from compiler.artifacts.audit_detail import CellDetails
+from compiler.artifacts.lock import Compilation, iter_compilations
 from compiler.passes.budget import estimate_prompt_tokens, tools_tokens
 from compiler.pricing.book import price_book
 from compiler.pricing.cost import Cost, worst_case_cost
 from compiler.pricing.prices import decimal_text
+from compiler.schema.frozen_json import FrozenDict
 from registry.resolve.resolver import Registry
 
 __all__ = [
@@ -132,59 +133,86 @@ def row_status(error: str | None) -> str:
     return "not_applicable" if error.startswith(_NOT_APPLICABLE) else "error"
 
 
-def _detail_fields(detail: CellDetail) -> dict[str, Any]:
-    return {name: getattr(detail, name) for name in CellDetail.__dataclass_fields__}
+class _Rows:
+    """Makes the rows of one audit, with what the rows of a stage or of a model share
+    worked out once: the stage's declared sizes, the tool definitions' estimate of each
+    set of projected tools, the portable form of each adjustment."""
 
+    __slots__ = ("_details", "_registry", "_stages", "_tools")
 
-def _row(item: Compilation, registry: Registry) -> AuditRow:
-    report = item.report
-    adjustments = dict(sorted(report.kinds().items())) if report is not None else {}
-    dropped = tuple(
-        a.path
-        for a in (report.adjustments if report is not None else ())
-        if a.kind.startswith("param.") and a.applied is None
-    )
-    error = None if item.compiled is not None else f"{type(item.error).__name__}: {item.error}"
-    detail = _detail_fields(cell_detail(item, registry.catalog, row_status(error)))
-    if item.compiled is None:
-        return AuditRow(
-            stage=item.stage,
-            model=item.model,
-            error=error,
-            rung=None if report is None else report.rung,
-            reasoning=None,
-            length_param=None,
-            max_tokens=None,
-            dropped=dropped,
-            adjustments=adjustments,
-            cost=None,
-            **detail,
-        )
-    body = item.compiled.body
-    length_param = next((k for k in ("max_tokens", "max_completion_tokens") if k in body), None)
-    limit = None if length_param is None else int(body[length_param])
-    # The same estimate the token budget pass used: the instruction message, the tool
-    # definitions and the stage's declared prompt size (the audit compiles without the
-    # caller's messages).
-    shown = [] if item.compiled.instructions is None else [item.compiled.instructions]
-    prompt = estimate_prompt_tokens(shown) + tools_tokens(body.get("tools")) + (
-        registry.stage(item.stage).estimated_prompt_tokens or 0
-    )
-    sheet = price_book(registry, item.model, item.stage).model
-    reasoning = reasoning_allowance(body, registry.stage(item.stage).output_tokens)
-    return AuditRow(
-        stage=item.stage,
-        model=item.model,
-        error=None,
-        rung=item.compiled.rung,
-        reasoning=body.get("reasoning"),
-        length_param=length_param,
-        max_tokens=limit,
-        dropped=dropped,
-        adjustments=adjustments,
-        cost=worst_case_cost(sheet, prompt, limit, reasoning),
-        **detail,
-    )
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self._details = CellDetails(registry.catalog)
+        self._stages: dict[str, tuple[int, int | None]] = {}
+        self._tools: dict[tuple[Any, ...], tuple[tuple[Any, ...], int]] = {}
+
+    def _stage(self, name: str) -> tuple[int, int | None]:
+        """The stage's ``estimated_prompt_tokens`` (0 when not set) and ``output_tokens``."""
+        found = self._stages.get(name)
+        if found is None:
+            decl = self._registry.stage(name)
+            found = self._stages[name] = (decl.estimated_prompt_tokens or 0, decl.output_tokens)
+        return found
+
+    def _tools_tokens(self, tools: Any) -> int:
+        """:func:`tools_tokens` of a body's ``tools``, once per set of tools whose
+        parameters are the same read-only schemas (a projection's, shared by its models)."""
+        if not tools or type(tools) is not list:
+            return tools_tokens(tools)
+        key: list[Any] = []
+        for entry in tools:
+            function = entry.get("function") if type(entry) is dict else None
+            if type(function) is not dict:
+                return tools_tokens(tools)
+            name, about = function.get("name"), function.get("description")
+            parameters = function.get("parameters")
+            if type(parameters) is not FrozenDict or type(name) is not str or not (
+                    about is None or type(about) is str):
+                return tools_tokens(tools)
+            key += (name, about, "description" in function, id(parameters))
+        signature = tuple(key)
+        found = self._tools.get(signature)
+        if found is None:
+            # the schemas are kept with their ids, so an id is never another schema's
+            kept = tuple(e["function"]["parameters"] for e in tools)
+            found = self._tools[signature] = (kept, tools_tokens(tools))
+        return found[1]
+
+    def row(self, item: Compilation) -> AuditRow:
+        """The row of one compilation."""
+        report = item.report
+        adjustments: dict[str, int] = {}
+        dropped: tuple[str, ...] = ()
+        if report is not None:
+            kinds: dict[str, int] = {}
+            paths = []
+            for a in report.adjustments:
+                kind = a.kind
+                kinds[kind] = kinds.get(kind, 0) + 1
+                if a.applied is None and kind.startswith("param."):
+                    paths.append(a.path)
+            adjustments, dropped = dict(sorted(kinds.items())), tuple(paths)
+        compiled = item.compiled
+        error = None if compiled is not None else f"{type(item.error).__name__}: {item.error}"
+        detail = self._details.parts(item, row_status(error))
+        if compiled is None:
+            return AuditRow(item.stage, item.model, error, None if report is None else report.rung,
+                            None, None, None, dropped, adjustments, None, *detail)
+        body = compiled.body
+        length_param = ("max_tokens" if "max_tokens" in body else "max_completion_tokens"
+                        if "max_completion_tokens" in body else None)
+        limit = None if length_param is None else int(body[length_param])
+        declared, output_tokens = self._stage(item.stage)
+        # The same estimate the token budget pass used: the instruction message, the tool
+        # definitions and the stage's declared prompt size (the audit compiles without the
+        # caller's messages).
+        shown = [] if compiled.instructions is None else [compiled.instructions]
+        prompt = estimate_prompt_tokens(shown) + self._tools_tokens(body.get("tools")) + declared
+        sheet = price_book(self._registry, item.model, item.stage).model
+        reasoning = reasoning_allowance(body, output_tokens)
+        return AuditRow(item.stage, item.model, None, compiled.rung, body.get("reasoning"),
+                        length_param, limit, dropped, adjustments,
+                        worst_case_cost(sheet, prompt, limit, reasoning), *detail)
 
 
 def audit(
@@ -206,10 +234,13 @@ def audit(
         UnknownStageError: ``stage`` is not declared.
         ContractError: a stage's contract does not import.
     """
-    items = compile_all(registry, stages=None if stage is None else [stage], coverage=coverage)
+    # one pair at a time: a compilation (its request, a failure's traceback) is dropped
+    # once its row is made, so it never reaches the collector's older generations
+    rows = _Rows(registry)
     return [
-        _row(item, registry)
-        for item in items
+        rows.row(item)
+        for item in iter_compilations(registry, stages=None if stage is None else [stage],
+                                      coverage=coverage)
         if model is None or fnmatch.fnmatchcase(item.model, model)
     ]
 

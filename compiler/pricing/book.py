@@ -11,6 +11,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from compiler.pricing.prices import PriceSheet, sheet_from_pricing
 from registry.resolve.capabilities import ResolvedModel
@@ -74,10 +75,17 @@ def _declared(resolved: ResolvedModel) -> dict[str, Decimal]:
 _BOOKS: weakref.WeakKeyDictionary[Registry, dict[tuple[str, str | None], PriceBook]] = (
     weakref.WeakKeyDictionary()
 )
+#: Per registry, the books by model and models.yaml-declared prices, so the stages of a
+#: model that declare the same prices (most of them: none) share one book; and by model
+#: and resolved model (kept, so its id stays its own): ``(resolved, book)``.
+_SHARED: weakref.WeakKeyDictionary[Registry, dict[tuple[str, Any], Any]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def price_book(registry: Registry, model: str, stage: str | None = None) -> PriceBook:
-    """The prices of ``model`` in ``registry`` (memoised per registry, model and stage).
+    """The prices of ``model`` in ``registry`` (memoised per registry, model and stage;
+    stages of one model that declare the same prices share one book).
 
     Args:
         registry: the registry the request was compiled from.
@@ -88,12 +96,30 @@ def price_book(registry: Registry, model: str, stage: str | None = None) -> Pric
     found = memo.get((model, stage))
     if found is not None:
         return found
+    resolved = registry.resolve(model, stage)
+    shared = _SHARED.setdefault(registry, {})
+    # stages without an override of the model resolve to the same object: its declared
+    # prices are looked up once (each source_of merges provenance)
+    same = shared.get((model, id(resolved)))
+    if same is not None and same[0] is resolved:
+        found = same[1]
+    else:
+        declared = _declared(resolved)
+        key = (model, tuple(declared.items()))
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = _book(registry, model, declared)
+        shared[(model, id(resolved))] = (resolved, found)
+    memo[(model, stage)] = found
+    return found
+
+
+def _book(registry: Registry, model: str, declared: dict[str, Decimal]) -> PriceBook:
     catalog = registry.catalog
     info = catalog.get(model)
-    resolved = registry.resolve(model, stage)
     sheet = sheet_from_pricing(
         None if info is None else info.pricing, source=catalog.describe(),
-        date=catalog.fetched_at, declared=_declared(resolved),
+        date=catalog.fetched_at, declared=declared,
     )
     endpoints: list[EndpointPrices] = []
     listed = registry.endpoints(model)
@@ -107,5 +133,4 @@ def price_book(registry: Registry, model: str, stage: str | None = None) -> Pric
             endpoint.pricing, source=f"{where} endpoints of {model}"
             + (f" (as of {when})" if when else ""), date=when, endpoint=slug)
         endpoints.append(EndpointPrices(slug, endpoint.provider_name, own))
-    found = memo[(model, stage)] = PriceBook(model=sheet, endpoints=tuple(endpoints))
-    return found
+    return PriceBook(model=sheet, endpoints=tuple(endpoints))

@@ -98,12 +98,15 @@ def worst_case_cost(
 
     >>> # worst_case_cost(sheet, 1200, 2000).usd -> Decimal('0.0336')
     """
-    applied = sheet.at(prompt_tokens)
-    notes = list(applied.notes)
-    prompt_price = applied.prices.get("prompt")
-    completion_price = applied.prices.get("completion")
-    reasoning_price = applied.prices.get("internal_reasoning")
-    request_price = applied.prices.get("request")
+    if sheet.tiers:
+        applied = sheet.at(prompt_tokens)
+        prices, tier, notes = applied.prices, applied.tier, list(applied.notes)
+    else:  # what sheet.at() gives without tiers, without making it
+        prices, tier, notes = dict(sheet.prices), None, []
+    prompt_price = prices.get("prompt")
+    completion_price = prices.get("completion")
+    reasoning_price = prices.get("internal_reasoning")
+    request_price = prices.get("request")
     reasoning = min(reasoning_tokens, completion_tokens or 0) if reasoning_price is not None else 0
     if reasoning:
         notes.append(f"{reasoning} of the {completion_tokens} completion tokens are the reasoning "
@@ -122,7 +125,7 @@ def worst_case_cost(
             usd += request_price
     return Cost(
         usd=usd, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-        prompt_price=prompt_price, completion_price=completion_price, tier=applied.tier,
+        prompt_price=prompt_price, completion_price=completion_price, tier=tier,
         notes=tuple(notes), reasoning_tokens=reasoning, reasoning_price=reasoning_price,
         request_price=request_price, source=sheet.source,
     )
