@@ -36,7 +36,7 @@ from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
 from registry.resolve.routing import unverifiable
 
-__all__ = ["compile_request", "default_registry"]
+__all__ = ["compile_once", "compile_request", "default_registry"]
 
 #: dataclasses.replace, faster (compiler.memo.evolver): once per attempt of every compile
 _evolve_request = evolver(CompiledRequest)
@@ -129,17 +129,35 @@ def compile_request(
     """
     registry = registry if registry is not None else default_registry()
     intent = stage if isinstance(stage, Intent) else _intent(registry, stage)
+    check_conversation(messages)
+    return _compile(registry, intent, model, messages, _coverage(intent, coverage),
+                    intent.stage if isinstance(stage, str) else None)
+
+
+def compile_once(
+    stage: str, model: str, *, registry: Registry, coverage: str | None = None
+) -> CompiledRequest:
+    """:func:`compile_request` of a declared stage with no messages, for a bulk compile
+    that meets each pair once (an audit, a lock: :func:`compiler.artifacts.lock.
+    iter_compilations`): a result the registry has memoised is used, but a new one is
+    not kept, so thousands of pairs do not stay alive for reuse that does not come (nor
+    push out the memo's other entries; docs/performance.md). The same result and errors.
+    """
+    intent = _intent(registry, stage)
+    return _compile(registry, intent, model, (), _coverage(intent, coverage), intent.stage,
+                    keep=False)
+
+
+def _coverage(intent: Intent, coverage: str | None) -> str:
     coverage = intent.coverage if coverage is None else coverage
     if coverage not in COVERAGES:
         raise ValueError(f"coverage must be one of {', '.join(COVERAGES)}, not {coverage!r}")
-    check_conversation(messages)
-    return _compile(registry, intent, model, messages, coverage,
-                    intent.stage if isinstance(stage, str) else None)
+    return coverage
 
 
 def _compile(
     registry: Registry, intent: Intent, model: str, messages: Sequence[Mapping[str, Any]],
-    coverage: str, stage_name: str | None,
+    coverage: str, stage_name: str | None, *, keep: bool = True,
 ) -> CompiledRequest:
     memo = memo_table(registry)
     key = (id(intent), model, stage_name is not None, coverage)
@@ -197,7 +215,7 @@ def _compile(
     for attempt in compiled.plan:
         warn_for(intent, attempt.report)
     ceilings = [s.prompt_ceiling for s in singles]
-    if plain and replayable and all(c is not None for c in ceilings):
+    if keep and plain and replayable and all(c is not None for c in ceilings):
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
         # per attempt, the estimate of the instruction message and the tool definitions

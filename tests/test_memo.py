@@ -202,3 +202,26 @@ def test_evolve_is_dataclasses_replace() -> None:
         evolve(request, nope=1)
     with pytest.raises(dataclasses.FrozenInstanceError):
         report.notes = ()  # type: ignore[misc]
+
+
+def test_an_audit_and_a_lock_keep_no_compilation_in_the_memo() -> None:
+    """Bulk compiles (``compile_once``) meet each pair once: none is kept for reuse, and
+    each result is the one ``compile_request`` gives; a pair already memoised is read."""
+    from compiler.artifacts.audit import audit
+    from compiler.artifacts.lock import build_lock
+    from compiler.request import compile_once
+
+    registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    rows = audit(registry)
+    build_lock(registry)
+    assert rows and memo_table(registry) == {}
+    fresh = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    for stage in fresh.stage_names():
+        for model in fresh.stage(stage).models:
+            once = compile_once(stage, model, registry=registry)
+            assert once.body == compile_request(stage, model, registry=fresh).body
+    assert memo_table(registry) == {}
+    memoised = compile_request("classify_ticket", "openai/gpt-4o-mini", registry=registry)
+    assert len(memo_table(registry)) == 1
+    again = compile_once("classify_ticket", "openai/gpt-4o-mini", registry=registry)
+    assert again.body == memoised.body and again is not memoised

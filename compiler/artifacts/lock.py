@@ -71,7 +71,7 @@ from compiler.errors import (
     ToolError,
 )
 from compiler.report import AdjustmentReport
-from compiler.request import compile_request
+from compiler.request import compile_once
 from compiler.schema.frozen_json import thaw_json
 from registry.errors import RoutingError, UnknownModelError, UnsupportedModalityError
 from registry.resolve.resolver import Registry
@@ -172,7 +172,7 @@ def iter_compilations(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", AdjustmentWarning)
                 try:
-                    item = Compilation(stage, model, compiled=compile_request(
+                    item = Compilation(stage, model, compiled=compile_once(
                         stage, model, registry=registry, coverage=coverage))
                 except RECORDED_FAILURES as exc:
                     item = Compilation(stage, model, error=exc)
