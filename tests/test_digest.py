@@ -65,3 +65,15 @@ def test_the_digest_is_made_on_the_spot_when_the_thread_is_gone(
     digest = BackgroundDigest(b"abc")
     monkeypatch.undo()
     assert digest.hexdigest() == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_a_file_read_twice_has_no_digest_and_the_lock_hashes_the_file(tmp_path: Path) -> None:
+    """A body the fast reader declines (a byte-order mark) is read again to be parsed
+    whole: no digest of the first read is claimed, and the lock hashes the file."""
+    target = tmp_path / "models.json"
+    _models(target, ["a/one"])
+    target.write_bytes(b"\xef\xbb\xbf" + target.read_bytes())
+    registry = Registry.load(metadata=target)
+    assert registry.catalog.sha256() is None
+    read = hashlib.sha256(target.read_bytes()).hexdigest()
+    assert describe_inputs(registry)["metadata"] == {"source": "models.json", "sha256": read}

@@ -165,18 +165,30 @@ def test_writing_follows_symlinks_and_refuses_non_regular(
     assert "not a regular file" in capsys.readouterr().err
 
 
-def test_names_imported_from_a_local_package_are_followed_not_from_an_installed_one(
-    tmp_path: Path
+def test_a_local_part_of_an_installed_extend_path_package_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``from pkg import mod`` follows ``pkg/mod.py`` when ``pkg`` is local (here a
-    folder without ``__init__.py``); from the standard library (``json``) a same-named
-    local folder is not what Python imports, so ``json/decoder.py`` is not recorded."""
+    """``from pkg import mod`` where ``pkg`` is installed elsewhere but extends its
+    ``__path__`` (pkgutil) to a local ``pkg/`` folder: ``pkg/mod.py`` is what Python
+    imports, so it is recorded (an edit to it must change the lock and the compile
+    cache's key); a local namespace folder's module is recorded too."""
     from compiler.artifacts.lock_inputs import contract_modules
 
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
-    (tmp_path / "json").mkdir()
-    (tmp_path / "json" / "decoder.py").write_text("Y = 2\n")
-    (tmp_path / "c.py").write_text("from json import decoder\nfrom pkg import mod\n")
-    found = contract_modules("c.py:C", tmp_path)
-    assert found == sorted([(tmp_path / "c.py").resolve(), (tmp_path / "pkg" / "mod.py").resolve()])
+    installed = tmp_path / "site"
+    (installed / "acmex").mkdir(parents=True)
+    (installed / "acmex" / "__init__.py").write_text(
+        "from pkgutil import extend_path\n__path__ = extend_path(__path__, __name__)\n")
+    project = tmp_path / "project"
+    (project / "acmex").mkdir(parents=True)
+    (project / "acmex" / "local_mod.py").write_text("X = 1\n")
+    (project / "ns").mkdir()
+    (project / "ns" / "mod.py").write_text("Y = 2\n")
+    (project / "c.py").write_text("from acmex import local_mod\nfrom ns import mod\n")
+    monkeypatch.syspath_prepend(str(installed))
+    from compiler.artifacts import lock_inputs
+
+    excluded = (*lock_inputs._excluded_prefixes(), f"{installed.resolve()}/")
+    monkeypatch.setattr(lock_inputs, "_excluded_prefixes", lambda: excluded)  # installed
+    found = contract_modules("c.py:C", project)
+    assert (project / "acmex" / "local_mod.py").resolve() in found
+    assert (project / "ns" / "mod.py").resolve() in found

@@ -139,20 +139,6 @@ def _imports(path: Path) -> list[tuple[str, int, list[str]]]:
     return found  # in another order than ast.walk's: the callers keep a sorted set
 
 
-def _may_hold_local(module: str, found: Path | None, excluded: tuple[str, ...]) -> bool:
-    """Whether ``from module import name`` can name a local file ``module/name.py``.
-
-    Not when ``module`` is the standard library's or an installed distribution's:
-    Python looks for its submodules only inside it (a regular package found anywhere on
-    ``sys.path`` wins over a same-named folder without ``__init__.py``), so a name is
-    an attribute or a submodule of a file that is not local either way, and is not
-    looked for (most of a walk's file probes were these names).
-    """
-    if found is None:  # not found as a file: a builtin module, or a namespace package
-        return module.split(".", 1)[0] not in sys.stdlib_module_names
-    return _is_local(found, excluded)
-
-
 def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
     """Return the contract's source file and every local module it imports, transitively.
 
@@ -189,10 +175,10 @@ def contract_modules(spec: str | None, base_dir: Path) -> list[Path]:
                 targets = [f"{name}.{n}" if name else n for n in names] + ([name] if name else [])
                 hits = [_resolve(t, anchor, []) for t in targets]
             else:
-                found = _resolve(name, package, roots)
-                hits = [found]
-                if _may_hold_local(name, found, excluded):
-                    hits += [_resolve(f"{name}.{n}", package, roots) for n in names]
+                # An installed package may still hold local submodules (pkgutil's
+                # extend_path), so every name is looked for.
+                hits = [_resolve(name, package, roots)]
+                hits += [_resolve(f"{name}.{n}", package, roots) for n in names]
             todo.extend(h for h in hits if h is not None and _is_local(h, excluded))
     return sorted(seen)
 

@@ -83,7 +83,8 @@ class Catalog:
     def sha256(self) -> str | None:
         """Return the SHA-256 (64 hex digits) of the bytes this catalog was parsed from
         (a file given to :func:`load_catalog`, or the bundled seed), hashed beside the
-        load; ``None`` for one from the cache, a fetch or built in memory."""
+        load; ``None`` for one from the cache, a fetch or built in memory, and for a file
+        read again to be parsed whole (one the fast reader declines, e.g. with a BOM)."""
         return None if self._digest is None else self._digest.hexdigest()
 
     def core(self, model_id: str) -> CoreFields | None:
