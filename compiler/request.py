@@ -242,6 +242,14 @@ class _Source:
         self.registry, self.intent, self.model = registry, intent, model
         self.coverage, self.stage_name = coverage, stage_name
 
+    def __copy__(self) -> _Source:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Source:
+        # a copy of a request (copy.deepcopy, dataclasses.asdict) shares where it came
+        # from, as it shared the closures this object replaced: never the registry copied
+        return self
+
     def prices(self) -> PriceBook:
         return price_book(self.registry, self.model, self.stage_name)
 
@@ -358,8 +366,10 @@ def memo_table(registry: Registry) -> dict[tuple[int, str, bool, str], Memo]:
     """
     owned = vars(registry)
     found = owned.get(_TABLE)
-    if found is None or found[0] is not registry:
-        found = owned[_TABLE] = (registry, {})
+    # the owner by weak reference: a strong one would make every registry a cycle that
+    # only the cyclic collector frees, even with nothing memoised
+    if found is None or found[0]() is not registry:
+        found = owned[_TABLE] = (weakref.ref(registry), {})
     table: dict[tuple[int, str, bool, str], Memo] = found[1]
     return table
 

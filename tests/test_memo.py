@@ -225,3 +225,54 @@ def test_an_audit_and_a_lock_keep_no_compilation_in_the_memo() -> None:
     assert len(memo_table(registry)) == 1
     again = compile_once("classify_ticket", "openai/gpt-4o-mini", registry=registry)
     assert again.body == memoised.body and again is not memoised
+
+
+def test_a_compiled_request_deep_copies_and_converts_to_a_dict() -> None:
+    """``copy.deepcopy`` and ``dataclasses.asdict`` of a request work, and the copy
+    shares where it came from (it does not copy the registry)."""
+    import dataclasses
+
+    registry = fresh_registry()
+    compiled = compile_request("draft_reply", "openai/gpt-4o-mini",
+                               [{"role": "user", "content": "hi"}], registry=registry)
+    copied = copy.deepcopy(compiled)
+    assert copied.body == compiled.body and copied.origin is not None
+    assert copied.origin.prices() is compiled.origin.prices()
+    assert dataclasses.asdict(compiled)["body"] == compiled.body
+
+
+def test_a_registry_with_nothing_memoised_is_freed_without_the_collector() -> None:
+    """An audit keeps nothing in the memo, and the memo table's owner is a weak
+    reference: dropping the registry frees it by reference counting alone."""
+    import gc
+    import weakref
+
+    from compiler.artifacts.audit import audit
+
+    registry = fresh_registry()
+    audit(registry)
+    gone = weakref.ref(registry)
+    gc.disable()
+    try:
+        del registry
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_stages_declaring_equal_prices_in_other_digits_keep_their_own(tmp_path: Path) -> None:
+    """Price books are shared by stages that declare the same prices digit for digit:
+    ``0.000003`` and ``0.0000030`` are equal numbers, but each stage's costs keep the
+    digits it declared, as when every stage had a book of its own."""
+    from compiler.artifacts.audit import audit
+
+    stages = tmp_path / "stages.yaml"
+    stages.write_text("stages:\n" + "".join(
+        f"  s{n}:\n    reasoning: none\n    output_tokens: 1000\n    overrides:\n"
+        f"      openai/gpt-4o-mini: {{pricing: {{prompt: '{price}'}}}}\n"
+        "    models: [openai/gpt-4o-mini]\n"
+        for n, price in ((1, "0.000003"), (2, "0.0000030"), (3, "0.000003"))))
+    registry = Registry.load(metadata=ROOT / "registry" / "data" / "seed-models-2026-08-19.json",
+                             stages=stages)
+    prices = [str(row.cost.prompt_price) for row in audit(registry)]  # type: ignore[union-attr]
+    assert prices == ["0.000003", "0.0000030", "0.000003"]

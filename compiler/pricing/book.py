@@ -85,7 +85,7 @@ _SHARED: weakref.WeakKeyDictionary[Registry, dict[tuple[str, Any], Any]] = (
 
 def price_book(registry: Registry, model: str, stage: str | None = None) -> PriceBook:
     """The prices of ``model`` in ``registry`` (memoised per registry, model and stage;
-    stages of one model that declare the same prices share one book).
+    stages of one model that declare the same prices, digit for digit, share one book).
 
     Args:
         registry: the registry the request was compiled from.
@@ -105,7 +105,9 @@ def price_book(registry: Registry, model: str, stage: str | None = None) -> Pric
         found = same[1]
     else:
         declared = _declared(resolved)
-        key = (model, tuple(declared.items()))
+        # by the digits as declared: Decimal("0.000003") == Decimal("0.0000030"), but a
+        # book keeps the digits it was given, and they show in its costs' Decimals
+        key = (model, tuple((name, str(value)) for name, value in declared.items()))
         found = shared.get(key)
         if found is None:
             found = shared[key] = _book(registry, model, declared)
