@@ -315,7 +315,8 @@ class CellDetails:
 
 
 def cell_detail(item: Compilation, catalog: Catalog, status: str) -> CellDetail:
-    """Describe one compilation for the page.
+    """Describe one compilation for the page (a :class:`CellDetails` of its own: for the
+    many pairs of one audit, make one :class:`CellDetails` and call it per pair).
 
     Args:
         item: from :func:`compiler.artifacts.lock.compile_all`.
