@@ -21,6 +21,37 @@ from tests.conftest import SEED_MODELS
          "capc: error: unrecognized arguments: --meta x (see 'capc models --help')"),
         (["compile", "s", "m", "--cov", "full"],
          "capc: error: unrecognized arguments: --cov full (see 'capc compile --help')"),
+        # an unknown word before or instead of the command (issue 21, follow-ups)
+    (["--bogus"], "capc: error: unrecognized arguments: --bogus (see 'capc --help')"),
+    (["--bogus", "compile", "s", "m"],
+     "capc: error: unrecognized arguments: --bogus (see 'capc --help')"),
+    (["--versoin"], "capc: error: unrecognized arguments: --versoin (did you mean "
+     "'--version'?) (see 'capc --help')"),
+    (["--json", "models"], "capc: error: unrecognized arguments: --json (an option of a "
+     "command goes after it: capc COMMAND --json) (see 'capc --help')"),
+    (["comple", "s", "m"], "capc: error: argument COMMAND: invalid choice: 'comple' (did "
+     "you mean 'compile'?); choose from compile, explain, routes, reply, show, check, "
+     "schema, lock, audit, diff, refresh, models, cache (see 'capc --help')"),
+    (["zzz"], "capc: error: argument COMMAND: invalid choice: 'zzz'; choose from compile, "
+     "explain, routes, reply, show, check, schema, lock, audit, diff, refresh, models, "
+     "cache (see 'capc --help')"),
+    (["compile", "--bogus"],
+     "capc: error: unrecognized arguments: --bogus (see 'capc compile --help')"),
+    (["lock", "--bogus=1", "--output"],
+     "capc: error: unrecognized arguments: --bogus=1 (see 'capc lock --help')"),
+    (["compile", "s"], "capc: error: the following arguments are required: MODEL (see "
+     "'capc compile --help')"),
+    ([], "capc: error: the following arguments are required: COMMAND (see 'capc --help')"),
+    (["lock", "--output", ""], "capc: error: argument --output: is empty: give a file "
+     "path, or - for stdout (see 'capc lock --help')"),
+    (["lock", "--output", "newdir/"], "capc: error: argument --output: 'newdir/' names a "
+     "folder: give a file in it, such as newdir/capc.lock.json (see 'capc lock --help')"),
+    (["audit", "--html", "pages/"], "capc: error: argument --html: 'pages/' names a "
+     "folder: give a file in it, such as pages/audit.html (see 'capc audit --help')"),
+    (["--", "compile"], "capc: error: argument COMMAND: invalid choice: '--' (the command "
+     "comes first: capc COMMAND [-- ARGS]); choose from compile, explain, routes, reply, "
+     "show, check, schema, lock, audit, diff, refresh, models, cache (see 'capc --help')"),
+    (["--"], "capc: error: the following arguments are required: COMMAND (see 'capc --help')"),
     ],
 )  # fmt: skip
 def test_a_usage_error_is_one_line_naming_the_commands_help(

@@ -162,48 +162,6 @@ def test_a_closed_or_empty_stdin_is_one_line_naming_stdin(
 
 # --- d) unknown top-level options and commands ----------------------------------------
 
-USAGE = [
-    (["--bogus"], "capc: error: unrecognized arguments: --bogus (see 'capc --help')"),
-    (["--bogus", "compile", "s", "m"],
-     "capc: error: unrecognized arguments: --bogus (see 'capc --help')"),
-    (["--versoin"], "capc: error: unrecognized arguments: --versoin (did you mean "
-     "'--version'?) (see 'capc --help')"),
-    (["--json", "models"], "capc: error: unrecognized arguments: --json (an option of a "
-     "command goes after it: capc COMMAND --json) (see 'capc --help')"),
-    (["comple", "s", "m"], "capc: error: argument COMMAND: invalid choice: 'comple' (did "
-     "you mean 'compile'?); choose from compile, explain, routes, reply, show, check, "
-     "schema, lock, audit, diff, refresh, models, cache (see 'capc --help')"),
-    (["zzz"], "capc: error: argument COMMAND: invalid choice: 'zzz'; choose from compile, "
-     "explain, routes, reply, show, check, schema, lock, audit, diff, refresh, models, "
-     "cache (see 'capc --help')"),
-    (["compile", "--bogus"],
-     "capc: error: unrecognized arguments: --bogus (see 'capc compile --help')"),
-    (["lock", "--bogus=1", "--output"],
-     "capc: error: unrecognized arguments: --bogus=1 (see 'capc lock --help')"),
-    (["compile", "s"], "capc: error: the following arguments are required: MODEL (see "
-     "'capc compile --help')"),
-    ([], "capc: error: the following arguments are required: COMMAND (see 'capc --help')"),
-    (["lock", "--output", ""], "capc: error: argument --output: is empty: give a file "
-     "path, or - for stdout (see 'capc lock --help')"),
-    (["lock", "--output", "newdir/"], "capc: error: argument --output: 'newdir/' names a "
-     "folder: give a file in it, such as newdir/capc.lock.json (see 'capc lock --help')"),
-    (["audit", "--html", "pages/"], "capc: error: argument --html: 'pages/' names a "
-     "folder: give a file in it, such as pages/audit.html (see 'capc audit --help')"),
-    (["--", "compile"], "capc: error: argument COMMAND: invalid choice: '--' (the command "
-     "comes first: capc COMMAND [-- ARGS]); choose from compile, explain, routes, reply, "
-     "show, check, schema, lock, audit, diff, refresh, models, cache (see 'capc --help')"),
-    (["--"], "capc: error: the following arguments are required: COMMAND (see 'capc --help')"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(("argv", "line"), USAGE)
-def test_an_unknown_word_is_named_exit_2(
-    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(argv) == 2
-    assert capsys.readouterr().err == line + "\n"
-
-
 def test_an_unknown_word_with_json_is_a_usage_object(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--bogus", "check", "--json"]) == 2
     out = json.loads(capsys.readouterr().out)
