@@ -205,15 +205,17 @@ def _walk(
 
     A sequence is walked twice (contracts in the order given, entries in document
     order); any other iterable once, as it comes, each pair once in stages.yaml order
-    (as :func:`iter_compilations` yields them). ``frozen`` leaves the projected schemas
-    read-only (for text; the same text), else they are plain copies.
+    (as :func:`iter_compilations` yields them). ``frozen`` (for text; the same text)
+    leaves the projected schemas read-only and shares the entries' repeated pieces
+    read-only, else the schemas are plain copies and each entry has dicts of its own.
     """
     contracts: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
     evidence: dict[str, Any] = {}
     runs: dict[str, list[dict[str, Any]]] = {}
     routed: set[str] = set()
-    entries = LockEntries(registry.catalog)
+    # text only: each entry's reports come compacted, repeated pieces shared read-only
+    entries = LockEntries(registry.catalog, tables=(evidence, runs) if frozen else None)
 
     def tables(item: Compilation) -> None:
         for attempt in () if item.compiled is None else item.compiled.plan:
@@ -236,7 +238,8 @@ def _walk(
         if not given:
             tables(item)
         entry = entries.entry(item.model, item.compiled, item.error, item.report)
-        compact_entry(entry, evidence, runs)
+        if not frozen:
+            compact_entry(entry, evidence, runs)
         add(item.stage, item.model, entry)
     return {
         "$schema": LOCK_SCHEMA_ID,

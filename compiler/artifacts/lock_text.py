@@ -39,8 +39,10 @@ SPOOL_MEMORY = 4 << 20
 #: Bytes :meth:`LockSpool.chunks` gathers before it yields them.
 _CHUNK = 1 << 18
 
-#: Read-only values whose text a walk remembers (their texts are each value's size).
-_SHARED_LIMIT = 256
+#: Read-only values whose text a walk remembers (two texts each, at level 0 and at the
+#: last level written, each the value's size): a lock's entries share a few thousand
+#: (:class:`compiler.artifacts.lock_reply.LockEntries`); past this, it starts again.
+_SHARED_LIMIT = 4096
 
 
 class _Unsupported(Exception):
@@ -48,7 +50,7 @@ class _Unsupported(Exception):
 
 
 def lock_text(document: Any, level: int = 0,
-              shared: dict[int, tuple[Any, str]] | None = None) -> str:
+              shared: dict[int, tuple[Any, ...]] | None = None) -> str:
     """Return ``json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
     allow_nan=False)``, the same characters.
 
@@ -60,7 +62,8 @@ def lock_text(document: Any, level: int = 0,
         shared: a memo of the text of read-only values
             (:class:`compiler.schema.frozen_json.FrozenDict` / ``FrozenList``, such as
             the schema every request of a projection carries) by identity, kept by the
-            caller across calls; ``None`` remembers nothing.
+            caller across calls (an empty dict to begin with; the caller reads nothing
+            from it); ``None`` remembers nothing.
 
     Raises:
         ValueError: a non-finite float, or a circular reference (``json``'s own error).
@@ -75,7 +78,7 @@ def lock_text(document: Any, level: int = 0,
         return text.replace("\n", "\n" + _INDENT * level) if level else text
 
 
-def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None) -> str:
+def _write(document: Any, start: int, shared: dict[int, tuple[Any, ...]] | None) -> str:
     """The walk; raises _Unsupported, TypeError or RecursionError where json.dumps
     would write something else (a non-string key: ``encode`` refuses it) or fail."""
     out: list[str] = []
@@ -116,12 +119,21 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None)
 
     def remembered(item: Any, level: int) -> str:
         assert shared is not None
+        # (the value, kept alive so its id stays its own; its text; the last level it
+        # was written at and its text there: a value mostly recurs at one level)
         found = shared.get(id(item))
         if found is None or found[0] is not item:
             if len(shared) >= _SHARED_LIMIT:
                 shared.clear()
-            found = shared[id(item)] = (item, _write(item, 0, None))  # keeps item alive
-        return found[1].replace("\n", "\n" + _INDENT * level) if level else found[1]
+            # A read-only list's items are values of their own that recur in other
+            # lists (a report's adjustments, a run of them): remembered too. A read-only
+            # dict's children are parts of one value (a schema's): written as they come.
+            text = _write(item, 0, shared if type(item) is FrozenList else None)
+            found = shared[id(item)] = (item, text, 0, text)
+        if found[2] != level:
+            found = shared[id(item)] = (
+                item, found[1], level, found[1].replace("\n", "\n" + _INDENT * level))
+        return str(found[3])
 
     def mapping(item: dict[Any, Any], level: int) -> None:
         if not item:
@@ -152,7 +164,10 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None)
             separator = "," + inner
         append("\n" + _INDENT * level + "]")
 
-    value(document, start)
+    if type(document) is FrozenList and shared is not None:
+        sequence(document, start)  # the list remembered() writes: its items, not itself
+    else:
+        value(document, start)
     return "".join(out)
 
 
@@ -180,7 +195,7 @@ class LockSpool:
         self._index: dict[str, dict[str, int]] = {name: {} for name in stages}
         self._starts = array("q", [0])
         self._size = self._added = 0
-        self._shared: dict[int, tuple[Any, str]] = {}
+        self._shared: dict[int, tuple[Any, ...]] = {}
         self._rest: Mapping[str, Any] = {}
 
     def __enter__(self) -> LockSpool:
