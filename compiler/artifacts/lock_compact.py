@@ -50,6 +50,9 @@ UNKEYED: Any = object()
 #: Types whose values are equal exactly when their JSON texts are (with their type).
 _PLAIN = frozenset({str, int, bool, type(None)})
 
+#: Values :func:`shared_value` keeps as they are.
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
 
 def _reports(document: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for models in (document.get("stages") or {}).values():
@@ -125,9 +128,10 @@ def shared_value(value: Any) -> Any:
     the text writer's memo still knows them)."""
     kind = type(value)
     if kind is dict:
-        return FrozenDict({k: shared_value(v) for k, v in value.items()})
+        return FrozenDict({k: v if type(v) in _ATOMS else shared_value(v)
+                           for k, v in value.items()})
     if kind is list or kind is tuple:
-        return FrozenList([shared_value(v) for v in value])
+        return FrozenList([v if type(v) in _ATOMS else shared_value(v) for v in value])
     return value
 
 
