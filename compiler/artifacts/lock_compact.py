@@ -284,24 +284,33 @@ class SharedReports:
         evidence = adjustment.evidence
         kind, path, reason = adjustment.kind, adjustment.path, adjustment.reason
         requested, applied = adjustment.requested, adjustment.applied
-        key: Any = (kind, path, reason,
-                    requested if type(requested) is str or requested is None
-                    else shared_key(requested),
-                    applied if type(applied) is str or applied is None
-                    else shared_key(applied), id(evidence))
-        if key[3] is UNKEYED or key[4] is UNKEYED or not (
-                type(kind) is str and type(path) is str and type(reason) is str):
-            key = UNKEYED
-        else:  # the evidence object is kept by the memo: its id stays
-            known = self._by_value.get(key)
-            if known is not None and known[0] is evidence:
-                self._by_id[id(adjustment)] = (adjustment, known[1])
-                return known[1]
-        data = adjustment.to_dict()
+        schema = str(kind).startswith("schema.")
+        key: Any = UNKEYED
+        # A projection's schema.* adjustments are shared objects already (the identity
+        # memo finds them); the others are made anew per pair, often equal.
+        if not schema and type(kind) is str and type(path) is str and type(reason) is str:
+            key = (kind, path, reason,
+                   requested if type(requested) is str or requested is None
+                   else shared_key(requested),
+                   applied if type(applied) is str or applied is None
+                   else shared_key(applied), id(evidence))
+            if key[3] is UNKEYED or key[4] is UNKEYED:
+                key = UNKEYED
+            else:  # the evidence object is kept by the memo: its id stays its own
+                known = self._by_value.get(key)
+                if known is not None and known[0] is evidence:
+                    self._by_id[id(adjustment)] = (adjustment, known[1])
+                    return known[1]
         record = None if evidence is None else self._record(evidence)
-        data["evidence"] = None if record is None else record["text"]
-        item: _Item = (shared_value(data), _is_schema(data),
-                       data["evidence"], record)
+        text = None if record is None else record["text"]
+        if type(requested) in _ATOMS and type(applied) in _ATOMS:  # to_dict()'s, faster
+            data = FrozenDict({"kind": kind, "path": path, "requested": requested,
+                               "applied": applied, "reason": reason, "evidence": text})
+        else:
+            whole = adjustment.to_dict()
+            whole["evidence"] = text
+            data = shared_value(whole)
+        item: _Item = (data, schema, text, record)
         if key is not UNKEYED:
             if len(self._by_value) >= SHARED_LIMIT:
                 self._by_value.clear()

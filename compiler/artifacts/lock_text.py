@@ -39,8 +39,8 @@ SPOOL_MEMORY = 4 << 20
 #: Bytes :meth:`LockSpool.chunks` gathers before it yields them.
 _CHUNK = 1 << 18
 
-#: Read-only values whose text a walk remembers (two texts each, at level 0 and at the
-#: last level written, each the value's size): a lock's entries share a few thousand
+#: Read-only values whose text a walk remembers (each text the value's size, at the
+#: last level it was written at): a lock's entries share a few thousand
 #: (:class:`compiler.artifacts.lock_reply.LockEntries`); past this, it starts again.
 _SHARED_LIMIT = 4096
 
@@ -101,7 +101,7 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, ...]] | None)
         elif item is False:
             append("false")
         elif kind in frozen and item:
-            append(remembered(item, level))
+            remembered(item, level)
         elif isinstance(item, str):
             append(encode(item))
         elif isinstance(item, int):
@@ -117,23 +117,37 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, ...]] | None)
         else:
             raise _Unsupported
 
-    def remembered(item: Any, level: int) -> str:
+    def remembered(item: Any, level: int) -> None:
+        # Written in place the first time; then its text is reused: (the value, kept
+        # alive so that its id stays its own; the level it was last written at; its
+        # text there). A read-only list's items are values of their own that recur in
+        # other lists (a report's adjustments, a run of them), remembered too; a
+        # read-only dict's children are parts of one value (a schema's), written as
+        # they come. Every newline of a text is followed by its level's indent (strings
+        # have theirs escaped), so another level's text is two replaces away.
+        nonlocal frozen
         assert shared is not None
-        # (the value, kept alive so its id stays its own; its text; the last level it
-        # was written at and its text there: a value mostly recurs at one level)
         found = shared.get(id(item))
-        if found is None or found[0] is not item:
-            if len(shared) >= _SHARED_LIMIT:
-                shared.clear()
-            # A read-only list's items are values of their own that recur in other
-            # lists (a report's adjustments, a run of them): remembered too. A read-only
-            # dict's children are parts of one value (a schema's): written as they come.
-            text = _write(item, 0, shared if type(item) is FrozenList else None)
-            found = shared[id(item)] = (item, text, 0, text)
-        if found[2] != level:
-            found = shared[id(item)] = (
-                item, found[1], level, found[1].replace("\n", "\n" + _INDENT * level))
-        return str(found[3])
+        if found is not None and found[0] is item:
+            if found[1] != level:
+                text = found[2].replace("\n" + _INDENT * found[1], "\n")
+                text = text.replace("\n", "\n" + _INDENT * level) if level else text
+                found = shared[id(item)] = (item, level, text)
+            append(found[2])
+            return
+        first = len(out)
+        if type(item) is FrozenList:
+            sequence(item, level)
+        else:
+            saved, frozen = frozen, ()
+            mapping(item, level)
+            frozen = saved
+        text = "".join(out[first:])
+        del out[first:]
+        append(text)
+        if len(shared) >= _SHARED_LIMIT:
+            shared.clear()
+        shared[id(item)] = (item, level, text)
 
     def mapping(item: dict[Any, Any], level: int) -> None:
         if not item:
@@ -165,10 +179,7 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, ...]] | None)
         append("\n" + _INDENT * level + "]")
 
     try:
-        if type(document) is FrozenList and shared is not None:
-            sequence(document, start)  # the list remembered() writes: its items, not itself
-        else:
-            value(document, start)
+        value(document, start)
     finally:
         # mapping() and sequence() call value() through its cell and value() calls them
         # through theirs: cycles that only the cyclic collector would free (42,000
