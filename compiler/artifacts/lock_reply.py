@@ -234,7 +234,7 @@ class LockEntries:
             entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
             entry["instructions"] = share(compiled.instructions)
             entry["reply"] = share(reply_recipe(compiled))
-            entry["loop"] = share(compiled.loop_settings())
+            entry["loop"] = compiled.loop_settings()
             if compiled.endpoints:
                 entry["endpoints"] = list(compiled.endpoints)
             if compiled.attempts:
