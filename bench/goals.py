@@ -106,6 +106,16 @@ def _projections(rounds: int, pydantic: Any, examples: Any, projection: Any, bud
                                 for contract in wide.values())
     print(f"10. the same without size limits, function calls (deterministic, not a goal): "
           f"{small_calls:,} / {large_calls:,} ({large_calls / small_calls:.2f}x)")
+    took = {1000: [], 10000: []}
+    for _ in range(max(3, rounds // 3)):  # for scale: pydantic's own walk of the same models
+        for fields, contract in wide.items():
+            gc.collect()
+            start = time.perf_counter()
+            contract.target.model_json_schema()
+            took[fields].append(time.perf_counter() - start)
+    small, large = statistics.median(took[1000]), statistics.median(took[10000])
+    print(f"10. pydantic's model_json_schema() of the same two models (for scale, not a goal): "
+          f"{small * 1e3:.1f} / {large * 1e3:.1f} ms ({large / small:.2f}x)")
 
 
 def _calls(work: Callable[[], Any]) -> int:
