@@ -36,7 +36,7 @@ from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
 from registry.resolve.routing import unverifiable
 
-__all__ = ["compile_once", "compile_request", "default_registry", "stage_intent"]
+__all__ = ["check_stage", "compile_once", "compile_request", "default_registry", "stage_intent"]
 
 #: dataclasses.replace, faster (compiler.memo.evolver): once per attempt of every compile
 _evolve_request = evolver(CompiledRequest)
@@ -62,15 +62,13 @@ def default_registry() -> Registry:
 
 def stage_intent(registry: Registry, stage: str) -> Intent:
     """The :class:`~compiler.intent.Intent` of a declared stage, built once per registry
-    (its contract and tools imported): what every compile of the stage starts from, so
-    the stage's own errors are raised here, whatever the model.
+    (its contract and tools imported), before any model is looked at.
 
     Raises:
         UnknownStageError: ``stage`` is not declared.
         ContractError: the stage's contract does not import or has no JSON Schema.
         DeclarationError: a ``policy`` key that is no adjustment kind, or a tool that does
-            not import (located in stages.yaml).
-    """
+            not import (located in stages.yaml; ``ToolError`` without a stages file)."""
     cache = _INTENTS.setdefault(registry, {})
     found = cache.get(stage)
     if found is None:
@@ -156,6 +154,11 @@ def compile_once(
     intent = stage_intent(registry, stage)
     return _compile(registry, intent, model, (), _coverage(intent, coverage), intent.stage,
                     keep=False)
+
+
+def check_stage(registry: Registry, stage: str, coverage: str | None = None) -> None:
+    """Raise what any compile of ``stage`` raises, whatever the model (no pair compiled)."""
+    _coverage(stage_intent(registry, stage), coverage)
 
 
 def _coverage(intent: Intent, coverage: str | None) -> str:

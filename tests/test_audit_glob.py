@@ -66,7 +66,7 @@ def _broken(tmp_path: Path) -> Registry:
 def test_a_broken_contract_raises_whatever_the_glob_matches(tmp_path: Path,
                                                           glob: str | None) -> None:
     """The stage's declaration is checked even when none of its models is asked for."""
-    with pytest.raises(ContractError, match="broken.py"):
+    with pytest.raises(ContractError, match=r"broken\.py"):
         audit(_broken(tmp_path), model=glob)
 
 
@@ -74,3 +74,25 @@ def test_stage_and_glob_together_leave_the_other_stages_alone(tmp_path: Path) ->
     """With the broken stage left out by ``stage``, the glob's rows come back."""
     rows = audit(_broken(tmp_path), stage="good", model="openai/*")
     assert [(row.stage, row.model) for row in rows] == [("good", "openai/gpt-4o-mini")]
+
+
+def test_a_broken_stage_that_lists_no_model_fails_no_audit(tmp_path: Path) -> None:
+    """Unfiltered, a stage with no models compiles nothing and so raises nothing; a glob,
+    even ``*``, does the same."""
+    (tmp_path / "broken.py").write_text("import no_such_module_here\n", encoding="utf-8")
+    (tmp_path / "stages.yaml").write_text(
+        "stages:\n  good:\n    models: [openai/gpt-4o-mini]\n"
+        "  bad:\n    contract: broken.py:Reply\n    models: []\n", encoding="utf-8")
+    registry = Registry.load(stages=tmp_path / "stages.yaml")
+    every = [(row.stage, row.model) for row in audit(registry)]
+    assert every == [("good", "openai/gpt-4o-mini")]
+    for glob in ("*", "openai/*", "nobody/*"):
+        assert [(row.stage, row.model) for row in audit(registry, model=glob)] == [
+            pair for pair in every if fnmatch.fnmatchcase(pair[1], glob)]
+
+
+@pytest.mark.parametrize("glob", [None, "openai/*", "nobody/*"])
+def test_a_bad_coverage_is_refused_whatever_the_glob_matches(glob: str | None) -> None:
+    """``coverage`` is checked for every stage that lists models, compiled or not."""
+    with pytest.raises(ValueError, match="coverage must be one of"):
+        audit(example_registry(), model=glob, coverage="bogus")

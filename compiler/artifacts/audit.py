@@ -224,8 +224,9 @@ def audit(
         registry: metadata plus declarations.
         stage: only this stage; ``None`` for all.
         model: only model ids matching this shell glob (``anthropic/*``, case-sensitive);
-            ``None`` for all. Only the matching pairs are compiled; each selected stage's
-            declaration is still checked, so a broken contract raises either way.
+            ``None`` for all. Only the matching pairs are compiled; each selected stage
+            that lists models has its declaration checked, so a broken contract raises
+            as it does unfiltered.
         coverage: ``full`` or ``first`` for every stage, ``None`` for each stage's own.
 
     Returns:
@@ -241,7 +242,7 @@ def audit(
     return [
         rows.row(item)
         for item in iter_compilations(registry, stages=None if stage is None else [stage],
-                                      coverage=coverage, models=model)
+                                      coverage=coverage, model=model)
     ]
 
 

@@ -73,7 +73,7 @@ from compiler.errors import (
     ToolError,
 )
 from compiler.report import AdjustmentReport
-from compiler.request import compile_once, stage_intent
+from compiler.request import check_stage, compile_once
 from compiler.schema.frozen_json import thaw_json
 from registry.errors import RoutingError, UnknownModelError, UnsupportedModalityError
 from registry.resolve.resolver import Registry
@@ -165,27 +165,27 @@ def compile_all(
 
 def iter_compilations(
     registry: Registry, *, stages: Sequence[str] | None = None, coverage: str | None = None,
-    models: str | None = None,
+    model: str | None = None,
 ) -> Iterator[Compilation]:
     """:func:`compile_all` one pair at a time, each compiled when it is asked for (so a
     lock written as it compiles holds one compilation at a time); the same arguments,
-    order and errors, raised when the pair is reached. ``models``, a shell glob
+    order and errors, raised when the pair is reached. ``model``, a shell glob
     (``anthropic/*``, case-sensitive), compiles only the model ids it matches; a stage
-    that cannot compile (:func:`compiler.request.stage_intent`) raises as unfiltered."""
+    that lists models but cannot compile raises as unfiltered (:func:`check_stage`)."""
     for stage in registry.stage_names() if stages is None else stages:
         listed = registry.stage(stage).models
-        if models is not None:
+        if model is not None and listed:
             with contextlib.suppress(*RECORDED_FAILURES):  # each pair records these
-                stage_intent(registry, stage)
-            listed = [model for model in listed if fnmatch.fnmatchcase(model, models)]
-        for model in listed:
+                check_stage(registry, stage, coverage)
+            listed = [name for name in listed if fnmatch.fnmatchcase(name, model)]
+        for name in listed:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", AdjustmentWarning)
                 try:
-                    item = Compilation(stage, model, compiled=compile_once(
-                        stage, model, registry=registry, coverage=coverage))
+                    item = Compilation(stage, name, compiled=compile_once(
+                        stage, name, registry=registry, coverage=coverage))
                 except RECORDED_FAILURES as exc:
-                    item = Compilation(stage, model, error=exc)
+                    item = Compilation(stage, name, error=exc)
             yield item
 
 
