@@ -92,6 +92,9 @@ def _projections(rounds: int, pydantic: Any, examples: Any, projection: Any, bud
         took: dict[int, list[float]] = {1000: [], 10000: []}
         for _ in range(max(3, rounds // 3)):  # interleaved, so drift hits both sizes alike
             for fields, contract in wide.items():
+                # As in measure 11: the earlier rounds' garbage, and the collector's count
+                # of objects promoted since its last full pass, are not this round's.
+                gc.collect()
                 start = time.perf_counter()
                 projection.project(contract, dialect, big)
                 took[fields].append(time.perf_counter() - start)
@@ -99,6 +102,31 @@ def _projections(rounds: int, pydantic: Any, examples: Any, projection: Any, bud
         print(f"10. {label} projection of 1,000 / 10,000 fields: median {small * 1e3:.1f} / "
               f"{large * 1e3:.1f} ms ({large / small:.2f}x)")
         record(f"projection of 10,000 fields, x 1,000 fields ({label})", large / small, 10, "x")
+    small_calls, large_calls = (_calls(lambda c=contract: projection.project(c, unlimited, big))
+                                for contract in wide.values())
+    print(f"10. the same without size limits, function calls (deterministic, not a goal): "
+          f"{small_calls:,} / {large_calls:,} ({large_calls / small_calls:.2f}x)")
+    took = {1000: [], 10000: []}
+    for _ in range(max(3, rounds // 3)):  # for scale: pydantic's own walk of the same models
+        for fields, contract in wide.items():
+            gc.collect()
+            start = time.perf_counter()
+            contract.target.model_json_schema()
+            took[fields].append(time.perf_counter() - start)
+    small, large = statistics.median(took[1000]), statistics.median(took[10000])
+    print(f"10. pydantic's model_json_schema() of the same two models (for scale, not a goal): "
+          f"{small * 1e3:.1f} / {large * 1e3:.1f} ms ({large / small:.2f}x)")
+
+
+def _calls(work: Callable[[], Any]) -> int:
+    """The Python and C function calls ``work()`` makes (cProfile's count; the same on
+    any load)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.runcall(work)
+    return int(pstats.Stats(profile).total_calls)  # type: ignore[attr-defined]
 
 
 def lock_vs_audit(snapshot: Path, root: Path, rounds: int, every: Path | None = None) -> None:
@@ -110,8 +138,8 @@ def lock_vs_audit(snapshot: Path, root: Path, rounds: int, every: Path | None = 
     - in-process, the same for ``every`` (the example stages x every model of the
       snapshot), when given;
     - as a user meets it: ``capc lock --output FILE`` against ``capc audit``, fresh
-      processes, interleaved, the stages.yaml pairs (load, imports and output
-      included).
+      processes, interleaved, the stages.yaml pairs and (when given) ``every``'s (load,
+      imports and output included).
     """
     from bench.scaling import write_lock_text
     from compiler.artifacts.audit import audit
@@ -147,15 +175,24 @@ def lock_vs_audit(snapshot: Path, root: Path, rounds: int, every: Path | None = 
               f"audit {a * 1e3:.0f} ms, lock {b * 1e3:.0f} ms ({b / a:.2f}x)")
         record("capc lock, x audit of the same pairs (every model, in-process)", b / a, 1.2,
                "x")
-    a, b = _lock_audit_processes(snapshot, root, max(5, rounds))
+    a, b = _lock_audit_processes(snapshot, root, root / "stages.yaml", max(5, rounds))
     print(f"11. capc audit of the stages.yaml pairs of {snapshot.name}: {a * 1e3:.0f} ms; "
           f"capc lock --output FILE: {b * 1e3:.0f} ms ({b / a:.2f}x; fresh processes)")
     record("capc lock, x capc audit of the same pairs (fresh processes)", b / a, 1.2, "x")
+    if every is not None:
+        a, b = _lock_audit_processes(snapshot, root, every, max(3, rounds // 3))
+        print(f"11. capc audit of every example stage x every model of {snapshot.name}: "
+              f"{a * 1e3:.0f} ms; capc lock --output FILE: {b * 1e3:.0f} ms ({b / a:.2f}x; "
+              "fresh processes)")
+        record("capc lock, x capc audit of the same pairs (every model, fresh processes)",
+               b / a, 1.2, "x")
 
 
-def _lock_audit_processes(snapshot: Path, root: Path, samples: int) -> tuple[float, float]:
-    """Median wall seconds of ``capc audit`` and of ``capc lock --output FILE`` (the
-    stages.yaml pairs), each a fresh process, interleaved, after one warm-up each."""
+def _lock_audit_processes(snapshot: Path, root: Path, stages: Path,
+                          samples: int) -> tuple[float, float]:
+    """Median wall seconds of ``capc audit`` and of ``capc lock --output FILE`` (the pairs
+    of ``stages``), each a fresh process, interleaved, after one warm-up each; the
+    audit's table goes to ``os.devnull``, as the lock's text goes to its file."""
     import subprocess
     import sys
 
@@ -165,7 +202,7 @@ def _lock_audit_processes(snapshot: Path, root: Path, samples: int) -> tuple[flo
         env["CAPC_CACHE_DIR"] = str(Path(tmp) / "cache")
         base = [sys.executable, "-m", "compiler"]
         given = ["--metadata", str(snapshot), "--models", str(root / "models.yaml"),
-                 "--stages", str(root / "stages.yaml")]
+                 "--stages", str(stages)]
         commands = ([*base, "audit", *given],
                     [*base, "lock", *given, "--output", str(Path(tmp) / "capc.lock.json")])
 

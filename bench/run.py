@@ -33,9 +33,12 @@ one warm-up run (docs/performance.md says what each sample is):
    page fields (``cell_detail``, part of ``audit()``) and the page's size; then, as a
    user meets it, ``capc audit`` against ``capc audit --html FILE`` (fresh processes).
 10. the first projection of each example contract against its ``model_json_schema()``
-   time, and projection at 1,000 and 10,000 fields (``bench/goals.py``);
-11. ``capc lock``'s work against ``capc audit``'s for the stages.yaml pairs, and the
-   lock's own memory at 4,000 and 20,000 pairs (``bench/scaling.py``'s lock series).
+   time, and projection at 1,000 and 10,000 fields, each run after a full collection,
+   with the function calls of both sizes beside (``bench/goals.py``);
+11. ``capc lock``'s work against ``capc audit``'s for the stages.yaml pairs and for every
+   example stage x every model of the largest snapshot, in-process and as fresh
+   processes, and the lock's own memory at 4,000 and 20,000 pairs (``bench/scaling.py``'s
+   lock series).
 
 Last, every goal of issue 19 beside its figure, met or NOT MET (the scaling series
 from 1,000 to 50,000 models is ``bench/scaling.py``).

@@ -36,7 +36,7 @@ from registry.resolve.capabilities import EndpointCaps
 from registry.resolve.resolver import Registry
 from registry.resolve.routing import unverifiable
 
-__all__ = ["compile_once", "compile_request", "default_registry"]
+__all__ = ["check_stage", "compile_once", "compile_request", "default_registry", "stage_intent"]
 
 #: dataclasses.replace, faster (compiler.memo.evolver): once per attempt of every compile
 _evolve_request = evolver(CompiledRequest)
@@ -60,7 +60,15 @@ def default_registry() -> Registry:
     return found
 
 
-def _intent(registry: Registry, stage: str) -> Intent:
+def stage_intent(registry: Registry, stage: str) -> Intent:
+    """The :class:`~compiler.intent.Intent` of a declared stage, built once per registry
+    (its contract and tools imported), before any model is looked at.
+
+    Raises:
+        UnknownStageError: ``stage`` is not declared.
+        ContractError: the stage's contract does not import or has no JSON Schema.
+        DeclarationError: a ``policy`` key that is no adjustment kind, or a tool that does
+            not import (located in stages.yaml; ``ToolError`` without a stages file)."""
     cache = _INTENTS.setdefault(registry, {})
     found = cache.get(stage)
     if found is None:
@@ -128,7 +136,7 @@ def compile_request(
     >>> # req.body["response_format"]["type"] -> "json_schema"
     """
     registry = registry if registry is not None else default_registry()
-    intent = stage if isinstance(stage, Intent) else _intent(registry, stage)
+    intent = stage if isinstance(stage, Intent) else stage_intent(registry, stage)
     check_conversation(messages)
     return _compile(registry, intent, model, messages, _coverage(intent, coverage),
                     intent.stage if isinstance(stage, str) else None)
@@ -143,9 +151,14 @@ def compile_once(
     not kept, so thousands of pairs do not stay alive for reuse that does not come (nor
     push out the memo's other entries; docs/performance.md). The same result and errors.
     """
-    intent = _intent(registry, stage)
+    intent = stage_intent(registry, stage)
     return _compile(registry, intent, model, (), _coverage(intent, coverage), intent.stage,
                     keep=False)
+
+
+def check_stage(registry: Registry, stage: str, coverage: str | None = None) -> None:
+    """Raise what any compile of ``stage`` raises, whatever the model (no pair compiled)."""
+    _coverage(stage_intent(registry, stage), coverage)
 
 
 def _coverage(intent: Intent, coverage: str | None) -> str:

@@ -19,7 +19,6 @@ certain hours (``utc_start``/``utc_end``) are ignored, and the row says so.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -224,7 +223,10 @@ def audit(
     Args:
         registry: metadata plus declarations.
         stage: only this stage; ``None`` for all.
-        model: only model ids matching this shell glob (``anthropic/*``); ``None`` for all.
+        model: only model ids matching this shell glob (``anthropic/*``, case-sensitive);
+            ``None`` for all. Only the matching pairs are compiled; each selected stage
+            that lists models has its declaration checked, so a broken contract raises
+            as it does unfiltered.
         coverage: ``full`` or ``first`` for every stage, ``None`` for each stage's own.
 
     Returns:
@@ -240,8 +242,7 @@ def audit(
     return [
         rows.row(item)
         for item in iter_compilations(registry, stages=None if stage is None else [stage],
-                                      coverage=coverage)
-        if model is None or fnmatch.fnmatchcase(item.model, model)
+                                      coverage=coverage, model=model)
     ]
 
 

@@ -37,6 +37,8 @@ for the endpoints it names) and one row per endpoint of the model.
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
 import functools
 import importlib.metadata
 import json
@@ -71,7 +73,7 @@ from compiler.errors import (
     ToolError,
 )
 from compiler.report import AdjustmentReport
-from compiler.request import compile_once
+from compiler.request import check_stage, compile_once
 from compiler.schema.frozen_json import thaw_json
 from registry.errors import RoutingError, UnknownModelError, UnsupportedModalityError
 from registry.resolve.resolver import Registry
@@ -162,20 +164,28 @@ def compile_all(
 
 
 def iter_compilations(
-    registry: Registry, *, stages: Sequence[str] | None = None, coverage: str | None = None
+    registry: Registry, *, stages: Sequence[str] | None = None, coverage: str | None = None,
+    model: str | None = None,
 ) -> Iterator[Compilation]:
     """:func:`compile_all` one pair at a time, each compiled when it is asked for (so a
     lock written as it compiles holds one compilation at a time); the same arguments,
-    order and errors, raised when the pair is reached."""
+    order and errors, raised when the pair is reached. ``model``, a shell glob
+    (``anthropic/*``, case-sensitive), compiles only the model ids it matches; a stage
+    that lists models but cannot compile raises as unfiltered (:func:`check_stage`)."""
     for stage in registry.stage_names() if stages is None else stages:
-        for model in registry.stage(stage).models:
+        listed = registry.stage(stage).models
+        if model is not None and listed:
+            with contextlib.suppress(*RECORDED_FAILURES):  # each pair records these
+                check_stage(registry, stage, coverage)
+            listed = [name for name in listed if fnmatch.fnmatchcase(name, model)]
+        for name in listed:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", AdjustmentWarning)
                 try:
-                    item = Compilation(stage, model, compiled=compile_once(
-                        stage, model, registry=registry, coverage=coverage))
+                    item = Compilation(stage, name, compiled=compile_once(
+                        stage, name, registry=registry, coverage=coverage))
                 except RECORDED_FAILURES as exc:
-                    item = Compilation(stage, model, error=exc)
+                    item = Compilation(stage, name, error=exc)
             yield item
 
 
