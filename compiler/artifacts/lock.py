@@ -216,15 +216,12 @@ def _walk(
     A sequence is walked twice (contracts in the order given, entries in document
     order); any other iterable once, as it comes, each pair once in stages.yaml order
     (as :func:`iter_compilations` yields them). ``frozen`` (for text; the same text)
-    leaves the projected schemas read-only and shares the entries' repeated pieces
-    read-only, else the schemas are plain copies and each entry has dicts of its own.
-    """
+    leaves the schemas and the entries' repeated pieces read-only and shared."""
     contracts: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
     evidence: dict[str, Any] = {}
     runs: dict[str, list[dict[str, Any]]] = {}
     routed: set[str] = set()
-    # text only: each entry's reports come compacted, repeated pieces shared read-only
     entries = LockEntries(registry.catalog, tables=(evidence, runs) if frozen else None)
 
     def tables(item: Compilation) -> None:
@@ -248,7 +245,7 @@ def _walk(
         if not given:
             tables(item)
         entry = entries.entry(item.model, item.compiled, item.error, item.report)
-        if not frozen:
+        if not frozen:  # else LockEntries compacted it
             compact_entry(entry, evidence, runs)
         add(item.stage, item.model, entry)
     return {
