@@ -96,3 +96,13 @@ def test_a_bad_coverage_is_refused_whatever_the_glob_matches(glob: str | None) -
     """``coverage`` is checked for every stage that lists models, compiled or not."""
     with pytest.raises(ValueError, match="coverage must be one of"):
         audit(example_registry(), model=glob, coverage="bogus")
+
+
+def test_an_empty_glob_is_named_in_the_no_match_note(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--model ''`` matches no id: the note names that filter, not a missing models list."""
+    from compiler.cli.main import main
+
+    assert main(["audit", "--models", str(ROOT / "models.yaml"),
+                 "--stages", str(ROOT / "stages.yaml"), "--model", ""]) == 0
+    err = capsys.readouterr().err
+    assert "no stage/model pair matches --model ''" in err, err

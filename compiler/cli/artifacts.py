@@ -290,7 +290,7 @@ def _rung_style(cell: str) -> str | None:
 def _say_no_match(args: argparse.Namespace, registry: Any) -> None:
     """A note for an audit whose filters (or models lists) leave no pair."""
     filters = " and ".join(f"{flag} {value!r}" for flag, value in
-                           (("--stage", args.stage), ("--model", args.model)) if value)
+                           (("--stage", args.stage), ("--model", args.model)) if value is not None)
     if filters:
         listed = sorted({m for s in registry.stage_names() for m in registry.stage(s).models})
         hint = f" (the stages list {', '.join(listed[:6])}{', ...' if len(listed) > 6 else ''})"
