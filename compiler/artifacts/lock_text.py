@@ -200,8 +200,10 @@ class LockSpool:
     :meth:`add` takes each entry (``stages[STAGE][MODEL]``) in any order and keeps only
     its text, encoded as UTF-8, in the spool; :meth:`finish` takes every other key of
     the document; :meth:`chunks` then gives the document's text. Memory: the spool's
-    first :data:`SPOOL_MEMORY` bytes, the rest of the document, and an index of about
-    100 bytes per entry (a dict slot and an offset); never the whole text. A later
+    first :data:`SPOOL_MEMORY` bytes (read once more by :meth:`chunks` while the spool
+    is that small), texts not yet written to it (up to 256 KiB), the rest of the
+    document, and an index of about 100 bytes per entry (a dict slot and an offset);
+    never the whole text of a lock past the spool's memory. A later
     :meth:`add` of the same stage and model replaces the earlier entry (as a dict
     would). Use it as a context manager, or :meth:`close` it: that frees the spool.
 
@@ -218,6 +220,8 @@ class LockSpool:
         self._index: dict[str, dict[str, int]] = {name: {} for name in stages}
         self._starts = array("q", [0])
         self._size = self._added = 0
+        self._pending: list[bytes] = []  # texts not yet in the file (up to _CHUNK bytes)
+        self._written = 0  # bytes in the file
         self._shared: dict[int, tuple[Any, ...]] = {}
         self._rest: Mapping[str, Any] = {}
 
@@ -250,17 +254,27 @@ class LockSpool:
             ValueError, TypeError: as :func:`lock_text` (for this entry).
         """
         data = lock_text(entry, 3, self._shared).encode("utf-8")
-        self._file.seek(self._size)  # after chunks() read elsewhere
-        self._file.write(data)
+        self._pending.append(data)
         self._index.setdefault(stage, {})[model] = self._added
         self._size += len(data)
         self._starts.append(self._size)
         self._added += 1
+        if self._size - self._written >= _CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the pending texts to the spool, in one write."""
+        if self._pending:
+            self._file.seek(self._written)  # after chunks() read elsewhere
+            self._file.write(b"".join(self._pending))
+            self._pending.clear()
+            self._written = self._size
 
     def finish(self, rest: Mapping[str, Any]) -> None:
         """Set the document's other keys (every top-level key but ``stages``)."""
         if "stages" in rest:
             raise ValueError("the rest of the document has a 'stages' key; add entries")
+        self._flush()
         self._rest = rest
 
     def chunks(self) -> Iterator[bytes]:
@@ -289,6 +303,12 @@ class LockSpool:
         if not self._index:
             out += b"{}"
             return
+        self._flush()
+        # In memory (at most SPOOL_MEMORY bytes): one read, the entries sliced from it.
+        whole = None
+        if self._size <= SPOOL_MEMORY:
+            self._file.seek(0)
+            whole = memoryview(self._file.read(self._size))
         stage_separator = b"{\n    "
         for stage, models in sorted(self._index.items()):
             out += stage_separator + encode(stage).encode("utf-8") + b": "
@@ -300,8 +320,12 @@ class LockSpool:
             for model, number in sorted(models.items()):
                 out += model_separator + encode(model).encode("utf-8") + b": "
                 model_separator = b",\n      "
-                self._file.seek(self._starts[number])
-                out += self._file.read(self._starts[number + 1] - self._starts[number])
+                start, end = self._starts[number], self._starts[number + 1]
+                if whole is not None:
+                    out += whole[start:end]
+                else:
+                    self._file.seek(start)
+                    out += self._file.read(end - start)
                 if len(out) >= _CHUNK:
                     yield bytes(out)
                     out.clear()
