@@ -230,14 +230,14 @@ def _walk(
                 if attempt.contract.sha256 not in contracts:
                     spec = registry.stage(item.stage).contract
                     contracts[attempt.contract.sha256] = contract_record(attempt.contract, spec)
-                if attempt.projection.sha256 not in schemas:
-                    schema = attempt.projection.schema
-                    schemas[attempt.projection.sha256] = schema if frozen else thaw_json(schema)
+                if (sha := attempt.projection.sha256) not in schemas:
+                    equal = frozen and attempt.report.enforced_sha256 == sha  # then the
+                    schema = (equal and attempt.enforced_schema) or attempt.projection.schema
+                    schemas[sha] = schema if frozen else thaw_json(schema)  # request's copy
         if item.compiled is not None and item.compiled.routes:
             routed.add(item.model)
 
-    given = isinstance(items, Sequence)
-    if isinstance(items, Sequence):
+    if given := isinstance(items, Sequence):
         for item in items:
             tables(item)
         items = _document_order(registry, items)
