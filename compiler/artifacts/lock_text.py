@@ -130,7 +130,8 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, ...]] | None)
         found = shared.get(id(item))
         if found is not None and found[0] is item:
             if found[1] != level:
-                text = found[2].replace("\n" + _INDENT * found[1], "\n")
+                text = found[2]
+                text = text.replace("\n" + _INDENT * found[1], "\n") if found[1] else text
                 text = text.replace("\n", "\n" + _INDENT * level) if level else text
                 found = shared[id(item)] = (item, level, text)
             append(found[2])
