@@ -99,8 +99,14 @@ class AdjustmentReport:
         """Return the adjustments of one kind, in order."""
         return [a for a in self.adjustments if a.kind == kind]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready mapping (deterministic key order when dumped sorted)."""
+    def to_dict(self, *, adjustments: Any = None) -> dict[str, Any]:
+        """Return a JSON-ready mapping (deterministic key order when dumped sorted).
+
+        Args:
+            adjustments: the ``adjustments`` value to put in instead of each
+                adjustment's :meth:`Adjustment.to_dict` (a lock's compacted list);
+                ``None`` for those.
+        """
         return {
             "stage": self.stage,
             "model": self.model,
@@ -109,7 +115,8 @@ class AdjustmentReport:
             "shown_sha256": self.shown_sha256,
             "enforced_sha256": self.enforced_sha256,
             "notes": list(self.notes),
-            "adjustments": [a.to_dict() for a in self.adjustments],
+            "adjustments": [a.to_dict() for a in self.adjustments] if adjustments is None
+            else adjustments,
             **({"tools": [{"name": n, "sha256": h} for n, h in self.tool_hashes]}
                if self.tool_hashes else {}),
         }

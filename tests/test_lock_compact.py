@@ -90,3 +90,43 @@ def test_diff_explains_a_change_by_a_shared_schema_run(
     assert why and {e.change for e in why} == {"no longer"}
     assert all(e.kind.startswith("schema.") for e in why)
     assert any(e.evidence is not None and e.evidence.startswith("models.yaml:") for e in why)
+
+
+def test_entries_made_for_text_are_compact_entrys_entries() -> None:
+    """LockEntries with tables (what spool_lock writes) gives, pair by pair, the entries
+    and tables compact_entry makes of the plain entries (what build_lock returns), and
+    the plain ones stay plain dicts; route plans (attempts) included."""
+    from compiler.artifacts.lock import compile_all
+    from compiler.artifacts.lock_compact import compact_entry
+    from compiler.artifacts.lock_reply import LockEntries
+    from compiler.schema.frozen_json import FrozenDict, FrozenList, thaw_json
+
+    registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
+    items = compile_all(registry) * 2  # the second time round, every piece is shared
+    assert any(item.compiled is not None and item.compiled.attempts for item in items)
+    plain_tables: tuple[dict[str, object], dict[str, object]] = ({}, {})
+    shared_tables: tuple[dict[str, object], dict[str, object]] = ({}, {})
+    plain, shared = LockEntries(registry.catalog), LockEntries(
+        registry.catalog, tables=shared_tables)
+    for item in items:
+        entry = plain.entry(item.model, item.compiled, item.error, item.report)
+        compact_entry(entry, *plain_tables)  # type: ignore[arg-type]
+        made = shared.entry(item.model, item.compiled, item.error, item.report)
+        assert thaw_json(made) == thaw_json(entry), (item.stage, item.model)
+        for key in ("report", "metadata", "reply", "loop"):
+            assert type(entry[key]) in (dict, type(None)), key
+        assert isinstance(made["report"]["adjustments"], FrozenList)
+        assert isinstance(made["metadata"], FrozenDict)
+    assert thaw_json(shared_tables) == thaw_json(plain_tables)
+
+
+@pytest.mark.parametrize("pair", [(1, True), (1, 1.0), (0.0, -0.0), ("1", 1), (None, "null"),
+                                  ([1], (1,)), ({"a": 1}, {"a": True}), ([True], [1])])
+def test_a_shared_key_is_equal_only_for_equal_text(pair: tuple[object, object]) -> None:
+    """Values json would write differently never share a key (1, True, 1.0, -0.0)."""
+    from compiler.artifacts.lock_compact import shared_key
+    from compiler.artifacts.lock_text import lock_text
+
+    one, two = pair
+    same = lock_text(one) == lock_text(two)
+    assert (shared_key(one) == shared_key(two)) == same

@@ -88,3 +88,38 @@ def test_the_example_lock_is_written_as_json_writes_it() -> None:
     registry = Registry.load(models=ROOT / "models.yaml", stages=ROOT / "stages.yaml")
     document = build_lock(registry)
     assert dump_lock(document) == reference(document) + "\n"
+
+
+def test_shared_read_only_values_at_several_levels_are_written_as_json_writes_them() -> None:
+    """One memo across calls: read-only values (lists of read-only dicts, dicts holding
+    lists) recurring at other depths and in other documents, the same text each time."""
+    rng = random.Random(1919)
+    pieces = [freeze_json(_random(rng, 2)) for _ in range(12)]
+    pieces += [freeze_json([{"kind": "a", "n": 1}, {"kind": "b", "x": [1, 2]}]),
+               freeze_json({"schema": {"type": "object", "required": ["a"]}})]
+    pieces += [freeze_json([p, {"in": p}]) for p in pieces[-2:]]
+    memo: dict[int, Any] = {}
+    for _ in range(200):
+        document: Any = rng.choice(pieces)
+        for _ in range(rng.randrange(5)):
+            document = rng.choice([{"k": document, "other": rng.choice(pieces)},
+                                   [document, rng.choice(pieces)]])
+        level = rng.randrange(4)
+        expected = reference(document).replace("\n", "\n" + "  " * level)
+        assert lock_text(document, level, memo) == expected
+
+
+def test_writing_leaves_nothing_for_the_cyclic_collector() -> None:
+    """The writer's own functions are freed when it returns (no reference cycles)."""
+    import gc
+
+    document = {"a": [{"b": freeze_json({"c": [1, 2]})}, freeze_json([{"d": None}])]}
+    gc.collect()
+    gc.disable()
+    try:
+        for memo in (None, {}):
+            for _ in range(50):
+                lock_text(document, 3, memo)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -215,15 +215,14 @@ def _walk(
 
     A sequence is walked twice (contracts in the order given, entries in document
     order); any other iterable once, as it comes, each pair once in stages.yaml order
-    (as :func:`iter_compilations` yields them). ``frozen`` leaves the projected schemas
-    read-only (for text; the same text), else they are plain copies.
-    """
+    (as :func:`iter_compilations` yields them). ``frozen`` (for text; the same text)
+    leaves the schemas and the entries' repeated pieces read-only and shared."""
     contracts: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
     evidence: dict[str, Any] = {}
     runs: dict[str, list[dict[str, Any]]] = {}
     routed: set[str] = set()
-    entries = LockEntries(registry.catalog)
+    entries = LockEntries(registry.catalog, tables=(evidence, runs) if frozen else None)
 
     def tables(item: Compilation) -> None:
         for attempt in () if item.compiled is None else item.compiled.plan:
@@ -231,14 +230,14 @@ def _walk(
                 if attempt.contract.sha256 not in contracts:
                     spec = registry.stage(item.stage).contract
                     contracts[attempt.contract.sha256] = contract_record(attempt.contract, spec)
-                if attempt.projection.sha256 not in schemas:
-                    schema = attempt.projection.schema
-                    schemas[attempt.projection.sha256] = schema if frozen else thaw_json(schema)
+                if (sha := attempt.projection.sha256) not in schemas:
+                    equal = frozen and attempt.report.enforced_sha256 == sha  # then the
+                    schema = (equal and attempt.enforced_schema) or attempt.projection.schema
+                    schemas[sha] = schema if frozen else thaw_json(schema)  # request's copy
         if item.compiled is not None and item.compiled.routes:
             routed.add(item.model)
 
-    given = isinstance(items, Sequence)
-    if isinstance(items, Sequence):
+    if given := isinstance(items, Sequence):
         for item in items:
             tables(item)
         items = _document_order(registry, items)
@@ -246,7 +245,8 @@ def _walk(
         if not given:
             tables(item)
         entry = entries.entry(item.model, item.compiled, item.error, item.report)
-        compact_entry(entry, evidence, runs)
+        if not frozen:  # else LockEntries compacted it
+            compact_entry(entry, evidence, runs)
         add(item.stage, item.model, entry)
     return {
         "$schema": LOCK_SCHEMA_ID,

@@ -19,6 +19,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from compiler.artifacts.lock_compact import (
+    SHARED_LIMIT,
+    UNKEYED,
+    SharedReports,
+    portable_evidence,
+    shared_key,
+    shared_value,
+)
 from compiler.compiled import CompiledRequest
 from compiler.errors import AdjustmentRefused
 from compiler.reply.outcome import forced_tool
@@ -148,33 +156,70 @@ def portable_report(report: AdjustmentReport, catalog: Catalog) -> dict[str, Any
 
 
 class LockEntries:
-    """The lock entries of pairs compiled from one catalog (its texts worked out once)."""
+    """The lock entries of pairs compiled from one catalog (its texts worked out once).
 
-    def __init__(self, catalog: Catalog) -> None:
+    Args:
+        catalog: the catalog the pairs were compiled from.
+        tables: the lock's ``evidence`` and ``schema_adjustments`` tables, for entries
+            made to be written as text: then each entry's reports come compacted into
+            them (as :func:`compiler.artifacts.lock_compact.compact_entry` leaves
+            them), and the pieces that repeat from pair to pair (records, recipes,
+            adjustments) are built once and shared read-only; ``None`` makes each entry
+            of plain dicts of its own, reports whole.
+    """
+
+    def __init__(self, catalog: Catalog, *,
+                 tables: tuple[dict[str, Any], dict[str, Any]] | None = None) -> None:
         self.catalog = catalog
         self._described = catalog.describe()
         self._metadata = catalog_metadata(catalog)
         self._name = self._metadata["source"]
+        self._shared: SharedReports | None = None
+        self._values: dict[Any, Any] = {}
+        if tables is not None:
+            self._shared = SharedReports(*tables, source=catalog.source, name=self._name)
+            self._frozen_metadata = shared_value(self._metadata)
 
     def report(self, report: AdjustmentReport) -> dict[str, Any]:
-        """:func:`portable_report` of ``report``."""
+        """:func:`portable_report` of ``report`` (compacted, with ``tables``)."""
         catalog = self.catalog
-        data = report.to_dict()
+        if self._shared is not None:
+            data = report.to_dict(adjustments=self._shared.adjustments(report.adjustments))
+        else:
+            data = report.to_dict()
+            for adjustment in data["adjustments"]:
+                if adjustment["evidence"] is not None:
+                    portable_evidence(adjustment["evidence"], catalog.source, self._name)
         if data["metadata"] == self._described:
             data["metadata"] = self._metadata["text"]
         data["notes"] = [n for n in data["notes"] if n != catalog.note]
-        for adjustment in data["adjustments"]:
-            evidence = adjustment["evidence"]
-            if evidence is not None and evidence["source"] == catalog.source:
-                evidence["source"] = self._name
-                evidence["text"] = evidence["text"].replace(catalog.source, self._name)
         return data
+
+    def _share(self, value: Any) -> Any:
+        """``value`` itself, or with ``tables`` a read-only value equal to it, the same
+        object for every equal value."""
+        if self._shared is None or type(value) is not dict:
+            return value
+        key = shared_key(value)
+        if key is UNKEYED:
+            return value
+        found = self._values.get(key)
+        if found is None:
+            if len(self._values) >= SHARED_LIMIT:
+                self._values.clear()
+            found = self._values[key] = shared_value(value)
+        return found
 
     def entry(self, model: str, compiled: CompiledRequest | None, error: Exception | None,
               report: AdjustmentReport | None) -> dict[str, Any]:
         """The entry ``stages[STAGE][model]`` of a compilation: ``compiled``, or the
         recorded ``error`` (``report`` is the compilation's, a refusal's included)."""
-        metadata = dict(self._metadata)
+        share = self._share
+        if report is not None and model not in self.catalog:
+            metadata = {**self._metadata, "source": None, "fetched_at": None,
+                        "text": report.metadata}
+        else:
+            metadata = dict(self._metadata) if self._shared is None else self._frozen_metadata
         entry: dict[str, Any] = {
             "status": "error" if compiled is None else "ok",
             "request": None,
@@ -185,12 +230,11 @@ class LockEntries:
             "metadata": metadata,
             "error": None,
         }
-        if report is not None and model not in self.catalog:
-            metadata.update(source=None, fetched_at=None, text=report.metadata)
         if compiled is not None:
             entry["request"] = {k: v for k, v in compiled.body.items() if k != "messages"}
-            entry["instructions"] = compiled.instructions
-            entry["reply"], entry["loop"] = reply_recipe(compiled), compiled.loop_settings()
+            entry["instructions"] = share(compiled.instructions)
+            entry["reply"] = share(reply_recipe(compiled))
+            entry["loop"] = compiled.loop_settings()
             if compiled.endpoints:
                 entry["endpoints"] = list(compiled.endpoints)
             if compiled.attempts:
@@ -198,11 +242,11 @@ class LockEntries:
                     {
                         "endpoints": list(a.endpoints),
                         "request": {k: v for k, v in a.body.items() if k != "messages"},
-                        "instructions": a.instructions,
+                        "instructions": share(a.instructions),
                         "report": self.report(a.report),
                         "shown_sha256": a.report.shown_sha256,
                         "enforced_sha256": a.report.enforced_sha256,
-                        "reply": reply_recipe(a),
+                        "reply": share(reply_recipe(a)),
                     }
                     for a in compiled.attempts
                 ]
@@ -210,10 +254,10 @@ class LockEntries:
                 entry["routes"] = [r.to_dict() for r in compiled.routes]
         else:
             entry["reply"] = entry["loop"] = None
-            entry["error"] = {
+            entry["error"] = share({
                 "type": type(error).__name__,
                 "message": str(error),
                 "kinds": sorted(set(error.kinds)) if isinstance(error, AdjustmentRefused)
                 else [],
-            }
+            })
         return entry

@@ -39,8 +39,10 @@ SPOOL_MEMORY = 4 << 20
 #: Bytes :meth:`LockSpool.chunks` gathers before it yields them.
 _CHUNK = 1 << 18
 
-#: Read-only values whose text a walk remembers (their texts are each value's size).
-_SHARED_LIMIT = 256
+#: Read-only values whose text a walk remembers (each text the value's size, at the
+#: last level it was written at): a lock's entries share a few thousand
+#: (:class:`compiler.artifacts.lock_reply.LockEntries`); past this, it starts again.
+_SHARED_LIMIT = 4096
 
 
 class _Unsupported(Exception):
@@ -48,7 +50,7 @@ class _Unsupported(Exception):
 
 
 def lock_text(document: Any, level: int = 0,
-              shared: dict[int, tuple[Any, str]] | None = None) -> str:
+              shared: dict[int, tuple[Any, ...]] | None = None) -> str:
     """Return ``json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False,
     allow_nan=False)``, the same characters.
 
@@ -60,7 +62,8 @@ def lock_text(document: Any, level: int = 0,
         shared: a memo of the text of read-only values
             (:class:`compiler.schema.frozen_json.FrozenDict` / ``FrozenList``, such as
             the schema every request of a projection carries) by identity, kept by the
-            caller across calls; ``None`` remembers nothing.
+            caller across calls (an empty dict to begin with; the caller reads nothing
+            from it); ``None`` remembers nothing.
 
     Raises:
         ValueError: a non-finite float, or a circular reference (``json``'s own error).
@@ -75,7 +78,7 @@ def lock_text(document: Any, level: int = 0,
         return text.replace("\n", "\n" + _INDENT * level) if level else text
 
 
-def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None) -> str:
+def _write(document: Any, start: int, shared: dict[int, tuple[Any, ...]] | None) -> str:
     """The walk; raises _Unsupported, TypeError or RecursionError where json.dumps
     would write something else (a non-string key: ``encode`` refuses it) or fail."""
     out: list[str] = []
@@ -98,7 +101,7 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None)
         elif item is False:
             append("false")
         elif kind in frozen and item:
-            append(remembered(item, level))
+            remembered(item, level)
         elif isinstance(item, str):
             append(encode(item))
         elif isinstance(item, int):
@@ -114,14 +117,38 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None)
         else:
             raise _Unsupported
 
-    def remembered(item: Any, level: int) -> str:
+    def remembered(item: Any, level: int) -> None:
+        # Written in place the first time; then its text is reused: (the value, kept
+        # alive so that its id stays its own; the level it was last written at; its
+        # text there). A read-only list's items are values of their own that recur in
+        # other lists (a report's adjustments, a run of them), remembered too; a
+        # read-only dict's children are parts of one value (a schema's), written as
+        # they come. Every newline of a text is followed by its level's indent (strings
+        # have theirs escaped), so another level's text is two replaces away.
+        nonlocal frozen
         assert shared is not None
         found = shared.get(id(item))
-        if found is None or found[0] is not item:
-            if len(shared) >= _SHARED_LIMIT:
-                shared.clear()
-            found = shared[id(item)] = (item, _write(item, 0, None))  # keeps item alive
-        return found[1].replace("\n", "\n" + _INDENT * level) if level else found[1]
+        if found is not None and found[0] is item:
+            if found[1] != level:
+                text = found[2]
+                text = text.replace("\n" + _INDENT * found[1], "\n") if found[1] else text
+                text = text.replace("\n", "\n" + _INDENT * level) if level else text
+                found = shared[id(item)] = (item, level, text)
+            append(found[2])
+            return
+        first = len(out)
+        if type(item) is FrozenList:
+            sequence(item, level)
+        else:
+            saved, frozen = frozen, ()
+            mapping(item, level)
+            frozen = saved
+        text = "".join(out[first:])
+        del out[first:]
+        append(text)
+        if len(shared) >= _SHARED_LIMIT:
+            shared.clear()
+        shared[id(item)] = (item, level, text)
 
     def mapping(item: dict[Any, Any], level: int) -> None:
         if not item:
@@ -152,8 +179,20 @@ def _write(document: Any, start: int, shared: dict[int, tuple[Any, str]] | None)
             separator = "," + inner
         append("\n" + _INDENT * level + "]")
 
-    value(document, start)
+    try:
+        value(document, start)
+    finally:
+        # mapping() and sequence() call value() through its cell and value() calls them
+        # through theirs: cycles that only the cyclic collector would free (42,000
+        # objects a lock of 2,196 pairs, most of its collections). Rebinding value
+        # breaks them all, so the functions are freed on return.
+        value = _finished
     return "".join(out)
+
+
+def _finished(item: Any, level: int) -> None:
+    """What ``value`` of a finished :func:`_write` is (nothing calls it)."""
+    raise AssertionError("a finished walk was called")
 
 
 class LockSpool:
@@ -162,8 +201,10 @@ class LockSpool:
     :meth:`add` takes each entry (``stages[STAGE][MODEL]``) in any order and keeps only
     its text, encoded as UTF-8, in the spool; :meth:`finish` takes every other key of
     the document; :meth:`chunks` then gives the document's text. Memory: the spool's
-    first :data:`SPOOL_MEMORY` bytes, the rest of the document, and an index of about
-    100 bytes per entry (a dict slot and an offset); never the whole text. A later
+    first :data:`SPOOL_MEMORY` bytes (read once more by :meth:`chunks` while the spool
+    is that small), texts not yet written to it (up to 256 KiB), the rest of the
+    document, and an index of about 100 bytes per entry (a dict slot and an offset);
+    never the whole text of a lock past the spool's memory. A later
     :meth:`add` of the same stage and model replaces the earlier entry (as a dict
     would). Use it as a context manager, or :meth:`close` it: that frees the spool.
 
@@ -180,7 +221,9 @@ class LockSpool:
         self._index: dict[str, dict[str, int]] = {name: {} for name in stages}
         self._starts = array("q", [0])
         self._size = self._added = 0
-        self._shared: dict[int, tuple[Any, str]] = {}
+        self._pending: list[bytes] = []  # texts not yet in the file (up to _CHUNK bytes)
+        self._written = 0  # bytes in the file
+        self._shared: dict[int, tuple[Any, ...]] = {}
         self._rest: Mapping[str, Any] = {}
 
     def __enter__(self) -> LockSpool:
@@ -212,17 +255,27 @@ class LockSpool:
             ValueError, TypeError: as :func:`lock_text` (for this entry).
         """
         data = lock_text(entry, 3, self._shared).encode("utf-8")
-        self._file.seek(self._size)  # after chunks() read elsewhere
-        self._file.write(data)
+        self._pending.append(data)
         self._index.setdefault(stage, {})[model] = self._added
         self._size += len(data)
         self._starts.append(self._size)
         self._added += 1
+        if self._size - self._written >= _CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the pending texts to the spool, in one write."""
+        if self._pending:
+            self._file.seek(self._written)  # after chunks() read elsewhere
+            self._file.write(b"".join(self._pending))
+            self._pending.clear()
+            self._written = self._size
 
     def finish(self, rest: Mapping[str, Any]) -> None:
         """Set the document's other keys (every top-level key but ``stages``)."""
         if "stages" in rest:
             raise ValueError("the rest of the document has a 'stages' key; add entries")
+        self._flush()
         self._rest = rest
 
     def chunks(self) -> Iterator[bytes]:
@@ -251,6 +304,12 @@ class LockSpool:
         if not self._index:
             out += b"{}"
             return
+        self._flush()
+        # In memory (at most SPOOL_MEMORY bytes): one read, the entries sliced from it.
+        whole = None
+        if self._size <= SPOOL_MEMORY:
+            self._file.seek(0)
+            whole = memoryview(self._file.read(self._size))
         stage_separator = b"{\n    "
         for stage, models in sorted(self._index.items()):
             out += stage_separator + encode(stage).encode("utf-8") + b": "
@@ -262,8 +321,12 @@ class LockSpool:
             for model, number in sorted(models.items()):
                 out += model_separator + encode(model).encode("utf-8") + b": "
                 model_separator = b",\n      "
-                self._file.seek(self._starts[number])
-                out += self._file.read(self._starts[number + 1] - self._starts[number])
+                start, end = self._starts[number], self._starts[number + 1]
+                if whole is not None:
+                    out += whole[start:end]
+                else:
+                    self._file.seek(start)
+                    out += self._file.read(end - start)
                 if len(out) >= _CHUNK:
                     yield bytes(out)
                     out.clear()
