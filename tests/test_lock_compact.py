@@ -121,12 +121,31 @@ def test_entries_made_for_text_are_compact_entrys_entries() -> None:
 
 
 @pytest.mark.parametrize("pair", [(1, True), (1, 1.0), (0.0, -0.0), ("1", 1), (None, "null"),
-                                  ([1], (1,)), ({"a": 1}, {"a": True}), ([True], [1])])
+                                  ([1], (1,)), ({"a": 1}, {"a": True}), ([True], [1]),
+                                  ({1: "v"}, {True: "v"}), ({1: "v"}, {"1": "v"})])
 def test_a_shared_key_is_equal_only_for_equal_text(pair: tuple[object, object]) -> None:
-    """Values json would write differently never share a key (1, True, 1.0, -0.0)."""
-    from compiler.artifacts.lock_compact import shared_key
+    """Values json would write differently never share a key (1, True, 1.0, -0.0, and
+    dict keys that are not strings: unkeyed, so never shared)."""
+    from compiler.artifacts.lock_compact import UNKEYED, shared_key
     from compiler.artifacts.lock_text import lock_text
 
     one, two = pair
     same = lock_text(one) == lock_text(two)
-    assert (shared_key(one) == shared_key(two)) == same
+    keys = shared_key(one), shared_key(two)
+    if UNKEYED in keys:  # never shared: right whatever the texts
+        assert isinstance(one, dict) and any(type(k) is not str for k in one), keys
+    else:
+        assert (keys[0] == keys[1]) == same
+
+
+def test_adjustments_with_equal_values_of_different_text_are_not_shared() -> None:
+    """``{1: "v"}`` and ``{True: "v"}`` are equal dicts that ``to_dict()`` writes apart."""
+    from compiler.artifacts.lock_compact import SharedReports
+    from compiler.artifacts.lock_text import lock_text
+    from compiler.report import Adjustment
+
+    reports = SharedReports({}, {}, source="s", name="n")
+    for requested in ({1: "v"}, {True: "v"}):
+        adjustment = Adjustment("param.dropped", "sampling.x", requested, None, "r")
+        made = reports.adjustments([adjustment])
+        assert lock_text(made) == lock_text([adjustment.to_dict()])

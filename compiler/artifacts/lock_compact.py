@@ -88,7 +88,9 @@ def shared_key(value: Any) -> Any:
 
     Strings, ``None``, ints, bools and floats (by ``repr``: ``0.0`` is not ``-0.0``),
     each typed (``1`` is not ``True`` is not ``"1"``); lists and tuples of those; a dict
-    of those (a key by item, in order); a read-only value by identity (it is kept
+    of those with string keys (a key by item, in order; ``{1: ...}`` and ``{True: ...}``
+    are unkeyed: their texts differ although the dicts are equal); a read-only value by
+    identity (it is kept
     alive by what is built from it, so its ``id`` is not reused meanwhile).
     """
     kind = type(value)
@@ -111,7 +113,7 @@ def shared_key(value: Any) -> Any:
     if kind is dict:
         keys, values = tuple(value), tuple(value.values())
         types = tuple(map(type, values))
-        if _PLAIN.issuperset(types) and _PLAIN.issuperset(map(type, keys)):
+        if _PLAIN.issuperset(types) and all(type(key) is str for key in keys):
             return dict, keys, values, types  # the commonest: one level of plain atoms
         pairs = []
         for key, item in value.items():

@@ -165,7 +165,8 @@ class LockEntries:
             them (as :func:`compiler.artifacts.lock_compact.compact_entry` leaves
             them), and the pieces that repeat from pair to pair (records, recipes,
             adjustments) are built once and shared read-only; ``None`` makes each entry
-            of plain dicts of its own, reports whole.
+            of dicts of its own, reports whole (the projected schemas in its request
+            stay the projection's read-only values, as they always were).
     """
 
     def __init__(self, catalog: Catalog, *,
